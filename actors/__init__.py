@@ -1,0 +1,1 @@
+"""actors: Troupe's runtime — Ray actors, the Redis message bus and storage."""

@@ -1,0 +1,69 @@
+"""Errors of the Troupe runtime.
+
+::
+
+    RuntimeErrorBase
+    ├── NotFound                 a record does not exist or belongs to another user
+    │   ├── AgentNotFound
+    │   ├── CredentialNotFound
+    │   └── SessionNotFound
+    ├── InboxFull                a session's inbox is at its bound; the item was not accepted
+    ├── InvalidRequest           a request is well-formed but cannot be carried out
+    ├── StorageUnavailable       Redis cannot be reached
+    └── SessionUnavailable       the session's actor could not be reached or activated
+
+Every exception pickles (Ray re-raises them across processes).
+"""
+
+from __future__ import annotations
+
+
+class RuntimeErrorBase(Exception):
+    """Root of every runtime error."""
+
+
+class NotFound(RuntimeErrorBase):
+    """A record does not exist, or is not visible to the caller."""
+
+    kind = "resource"
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.record_id!r} not found"
+
+
+class AgentNotFound(NotFound):
+    """No such agent for this user."""
+
+    kind = "agent"
+
+
+class CredentialNotFound(NotFound):
+    """No such credential for this user."""
+
+    kind = "credential"
+
+
+class SessionNotFound(NotFound):
+    """No such session for this user."""
+
+    kind = "session"
+
+
+class InboxFull(RuntimeErrorBase):
+    """The session's inbox holds its maximum number of unconsumed items."""
+
+
+class InvalidRequest(RuntimeErrorBase):
+    """The request is well-formed but cannot be carried out."""
+
+
+class StorageUnavailable(RuntimeErrorBase):
+    """Redis cannot be reached."""
+
+
+class SessionUnavailable(RuntimeErrorBase):
+    """The session's actor could not be reached or activated."""

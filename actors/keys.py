@@ -1,0 +1,86 @@
+"""The Redis key layout. Every key lives under one prefix (default `troupe`).
+
+======================================  ======  =============================================
+key                                     type    holds
+======================================  ======  =============================================
+{p}:agent:{agent_id}                    string  AgentRecord JSON
+{p}:user:{user_id}:agents               zset    agent ids by creation time
+{p}:credential:{credential_id}          string  CredentialRecord JSON
+{p}:user:{user_id}:credentials          zset    credential ids by creation time
+{p}:session:{session_id}                string  SessionRecord JSON (without state)
+{p}:user:{user_id}:sessions             zset    session ids by creation time
+{p}:session:{session_id}:state          string  AgentState JSON
+{p}:session:{session_id}:messages       list    persisted Msg JSON, oldest first
+{p}:session:{session_id}:message_index  hash    Msg id -> position in the list
+{p}:session:{session_id}:events         stream  event log; entry field `e` = event JSON
+{p}:session:{session_id}:inbox          stream  mailbox; entry field `i` = InboxItem JSON
+{p}:session:{session_id}:inbox_seen     set     item ids already accepted (idempotency)
+{p}:session:{session_id}:run            hash    the reply in progress (`reply_id`, `cursor`)
+======================================  ======  =============================================
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """Builds the Redis keys of one deployment (one prefix)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def agent(self, agent_id: str) -> str:
+        """AgentRecord JSON."""
+        return f"{self.prefix}:agent:{agent_id}"
+
+    def credential(self, credential_id: str) -> str:
+        """CredentialRecord JSON."""
+        return f"{self.prefix}:credential:{credential_id}"
+
+    def session(self, session_id: str) -> str:
+        """SessionRecord JSON."""
+        return f"{self.prefix}:session:{session_id}"
+
+    def user_index(self, user_id: str, kind: str) -> str:
+        """Ids of one kind of record owned by a user (`agents`, `credentials`, `sessions`)."""
+        return f"{self.prefix}:user:{user_id}:{kind}"
+
+    def state(self, session_id: str) -> str:
+        """AgentState JSON of a session."""
+        return f"{self.session(session_id)}:state"
+
+    def messages(self, session_id: str) -> str:
+        """Persisted messages of a session."""
+        return f"{self.session(session_id)}:messages"
+
+    def message_index(self, session_id: str) -> str:
+        """Msg id -> list position."""
+        return f"{self.session(session_id)}:message_index"
+
+    def events(self, session_id: str) -> str:
+        """Event log stream."""
+        return f"{self.session(session_id)}:events"
+
+    def inbox(self, session_id: str) -> str:
+        """Inbox stream."""
+        return f"{self.session(session_id)}:inbox"
+
+    def inbox_seen(self, session_id: str) -> str:
+        """Accepted inbox item ids."""
+        return f"{self.session(session_id)}:inbox_seen"
+
+    def run(self, session_id: str) -> str:
+        """The reply in progress."""
+        return f"{self.session(session_id)}:run"
+
+    def session_keys(self, session_id: str) -> list[str]:
+        """Every key that belongs to one session."""
+        return [
+            self.session(session_id),
+            self.state(session_id),
+            self.messages(session_id),
+            self.message_index(session_id),
+            self.events(session_id),
+            self.inbox(session_id),
+            self.inbox_seen(session_id),
+            self.run(session_id),
+        ]

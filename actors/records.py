@@ -1,0 +1,101 @@
+"""Stored records: agents, credentials, sessions (AgentScope's shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core._ids import new_id, now_iso
+from agent_core.agent import ContextConfig, ReActConfig
+from agent_core.credential import Credential
+from agent_core.state import AgentState
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=new_id, description="Record id.")
+    created_at: str = Field(default_factory=now_iso, description="ISO 8601 creation time.")
+    updated_at: str = Field(default_factory=now_iso, description="ISO 8601 last update time.")
+
+
+class AgentChatConfig(BaseModel):
+    """How the agent runs in text chat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context_config: ContextConfig = Field(default_factory=ContextConfig)
+    react_config: ReActConfig = Field(default_factory=ReActConfig)
+
+
+class AgentData(BaseModel):
+    """What a user defines about an agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, description="Agent name.")
+    system_prompt: str = Field(
+        default="You're a helpful assistant.", description="The agent's base system prompt."
+    )
+    chat_config: AgentChatConfig = Field(default_factory=AgentChatConfig)
+
+
+class AgentRecord(_Record):
+    """A stored agent."""
+
+    user_id: str
+    source: str = "user"
+    data: AgentData
+
+
+class CredentialRecord(_Record):
+    """A stored credential."""
+
+    user_id: str
+    data: Credential
+
+
+class ChatModelConfig(BaseModel):
+    """Which model a session talks to, through which credential."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = Field(description="The credential type, e.g. openai_credential.")
+    credential_id: str = Field(min_length=1, description="Id of the credential to use.")
+    model: str = Field(min_length=1, description="Provider model name, e.g. gpt-4o-mini.")
+    model_class: str = Field(default="", description="Model implementation (optional).")
+    parameters: dict[str, Any] = Field(
+        default_factory=dict, description="Provider parameters (temperature, max_tokens, ...)."
+    )
+
+
+class SessionConfig(BaseModel):
+    """Session settings, set at creation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workspace_id: str = Field(default="", description="Workspace the session works in.")
+    name: str = Field(default="", description="Display name.")
+    cwd: str | None = Field(default=None, description="Focused directory in the workspace.")
+    chat_model_config: ChatModelConfig | None = None
+    fallback_chat_model_config: ChatModelConfig | None = None
+
+
+class UserOrigin(BaseModel):
+    """A session a person opened themselves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["user"] = "user"
+
+
+class SessionRecord(_Record):
+    """A stored session; its `state` is kept under its own key and attached on read."""
+
+    user_id: str
+    agent_id: str
+    origin: UserOrigin = Field(default_factory=UserOrigin)
+    team_id: str | None = None
+    config: SessionConfig
+    state: AgentState | None = None

@@ -1,0 +1,38 @@
+"""Runtime configuration, read from the environment (`TROUPE_*`)."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RuntimeSettings(BaseModel):
+    """Where the runtime keeps its data and how it names its actors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    redis_url: str = Field(description="Redis holding inboxes, event logs and records.")
+    key_prefix: str = Field(default="troupe", description="Prefix of every Redis key.")
+    namespace: str = Field(default="troupe", description="Ray namespace of Troupe's actors.")
+    event_log_maxlen: int = Field(
+        default=10_000, gt=0, description="Approximate cap of each session's event log."
+    )
+    inbox_maxlen: int = Field(
+        default=1_000, gt=0, description="Maximum unconsumed items in one session's inbox."
+    )
+    stream_block_ms: int = Field(
+        default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
+    )
+
+    @classmethod
+    def from_env(cls, redis_url: str | None = None) -> RuntimeSettings:
+        """Build settings from `TROUPE_*` environment variables, `redis_url` taking precedence."""
+        url = redis_url or os.environ.get("TROUPE_REDIS_URL")
+        if not url:
+            raise ValueError("no Redis URL: pass one or set TROUPE_REDIS_URL")
+        return cls(
+            redis_url=url,
+            key_prefix=os.environ.get("TROUPE_KEY_PREFIX", "troupe"),
+            namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
+        )

@@ -1,0 +1,219 @@
+"""`RedisStorage`: records (agents, credentials, sessions), session state and transcripts."""
+
+from __future__ import annotations
+
+import time
+from typing import TypeVar
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from actors.errors import AgentNotFound, CredentialNotFound, NotFound, SessionNotFound
+from actors.keys import Keys
+from actors.records import (
+    AgentData,
+    AgentRecord,
+    CredentialRecord,
+    SessionConfig,
+    SessionRecord,
+)
+from agent_core.credential import Credential
+from agent_core.message import Msg
+from agent_core.state import AgentState
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class RedisStorage:
+    """Typed access to Troupe's records in Redis, every read scoped by user id."""
+
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self.redis = redis
+        self.keys = keys
+
+    async def _put(
+        self, key: str, user_id: str, kind: str, record: BaseModel, score: float
+    ) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(key, record.model_dump_json())
+            pipe.zadd(self.keys.user_index(user_id, kind), {record.id: score})  # type: ignore[attr-defined]
+            await pipe.execute()
+
+    async def _get(
+        self, key: str, model: type[R], user_id: str, missing: type[NotFound], record_id: str
+    ) -> R:
+        raw = await self.redis.get(key)
+        if raw is None:
+            raise missing(record_id)
+        record = model.model_validate_json(raw)
+        if getattr(record, "user_id", None) != user_id:
+            raise missing(record_id)  # another user's record does not exist for this caller
+        return record
+
+    async def _list(self, user_id: str, kind: str, key_of: str, model: type[R]) -> list[R]:
+        ids = await self.redis.zrange(self.keys.user_index(user_id, kind), 0, -1)
+        if not ids:
+            return []
+        raws = await self.redis.mget([getattr(self.keys, key_of)(i.decode()) for i in ids])
+        return [model.model_validate_json(raw) for raw in raws if raw is not None]
+
+    # agents
+    async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:
+        """Store a new agent."""
+        record = AgentRecord(user_id=user_id, data=data)
+        await self._put(self.keys.agent(record.id), user_id, "agents", record, _score())
+        return record
+
+    async def get_agent(self, user_id: str, agent_id: str) -> AgentRecord:
+        """Return one of the user's agents.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        return await self._get(
+            self.keys.agent(agent_id), AgentRecord, user_id, AgentNotFound, agent_id
+        )
+
+    async def list_agents(self, user_id: str) -> list[AgentRecord]:
+        """Return the user's agents, oldest first."""
+        return await self._list(user_id, "agents", "agent", AgentRecord)
+
+    # credentials
+    async def create_credential(self, user_id: str, data: Credential) -> CredentialRecord:
+        """Store a new credential."""
+        record = CredentialRecord(user_id=user_id, data=data)
+        await self._put(self.keys.credential(record.id), user_id, "credentials", record, _score())
+        return record
+
+    async def get_credential(self, user_id: str, credential_id: str) -> CredentialRecord:
+        """Return one of the user's credentials.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        return await self._get(
+            self.keys.credential(credential_id),
+            CredentialRecord,
+            user_id,
+            CredentialNotFound,
+            credential_id,
+        )
+
+    async def list_credentials(self, user_id: str) -> list[CredentialRecord]:
+        """Return the user's credentials, oldest first."""
+        return await self._list(user_id, "credentials", "credential", CredentialRecord)
+
+    # sessions
+    async def create_session(
+        self, user_id: str, agent_id: str, config: SessionConfig
+    ) -> SessionRecord:
+        """Store a new session of one of the user's agents.
+
+        Raises:
+            AgentNotFound: the agent is not the user's.
+        """
+        await self.get_agent(user_id, agent_id)
+        record = SessionRecord(user_id=user_id, agent_id=agent_id, config=config)
+        record.state = AgentState(session_id=record.id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(
+                self.keys.session(record.id),
+                record.model_copy(update={"state": None}).model_dump_json(),
+            )
+            pipe.set(self.keys.state(record.id), record.state.model_dump_json())
+            pipe.zadd(self.keys.user_index(user_id, "sessions"), {record.id: _score()})
+            await pipe.execute()
+        return record
+
+    async def get_session(
+        self, user_id: str, session_id: str, with_state: bool = False
+    ) -> SessionRecord:
+        """Return one of the user's sessions (with its AgentState when asked).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        record = await self._get(
+            self.keys.session(session_id), SessionRecord, user_id, SessionNotFound, session_id
+        )
+        if with_state:
+            record.state = await self.load_state(session_id)
+        return record
+
+    async def get_session_any_user(self, session_id: str) -> SessionRecord:
+        """Return a session by id alone (for the session's own actor).
+
+        Raises:
+            SessionNotFound: no such session.
+        """
+        raw = await self.redis.get(self.keys.session(session_id))
+        if raw is None:
+            raise SessionNotFound(session_id)
+        return SessionRecord.model_validate_json(raw)
+
+    async def list_sessions(self, user_id: str, agent_id: str | None = None) -> list[SessionRecord]:
+        """Return the user's sessions (of one agent when given), oldest first."""
+        sessions = await self._list(user_id, "sessions", "session", SessionRecord)
+        return [s for s in sessions if agent_id is None or s.agent_id == agent_id]
+
+    async def load_state(self, session_id: str) -> AgentState:
+        """Return the session's AgentState (a fresh one if none was saved)."""
+        raw = await self.redis.get(self.keys.state(session_id))
+        if raw is None:
+            return AgentState(session_id=session_id)
+        return AgentState.model_validate_json(raw)
+
+    # transcript
+    async def list_messages(
+        self, session_id: str, before: str | None, limit: int
+    ) -> tuple[list[Msg], bool]:
+        """Return the newest `limit` messages older than `before` (chronological) and has_more.
+
+        Raises:
+            NotFound: `before` is not a message of this session.
+        """
+        end = await self.redis.llen(self.keys.messages(session_id))
+        if before is not None:
+            position = await self.redis.hget(self.keys.message_index(session_id), before)
+            if position is None:
+                raise NotFound(before)
+            end = int(position)
+        start = max(0, end - limit)
+        raws = (
+            await self.redis.lrange(self.keys.messages(session_id), start, end - 1) if end else []
+        )
+        return [Msg.model_validate_json(raw) for raw in raws], start > 0
+
+    async def commit_turn(
+        self,
+        session_id: str,
+        state: AgentState,
+        messages: list[Msg],
+        consumed_inbox_ids: list[str],
+    ) -> None:
+        """Atomically save the state, upsert `messages` and drop the consumed inbox items.
+
+        Only the session's own actor calls this, so positions read before the transaction
+        cannot be taken by another writer.
+        """
+        index_key, list_key = self.keys.message_index(session_id), self.keys.messages(session_id)
+        ids = [m.id for m in messages]
+        positions = await self.redis.hmget(index_key, ids) if ids else []
+        length = await self.redis.llen(list_key)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(self.keys.state(session_id), state.model_dump_json())
+            for msg, position in zip(messages, positions, strict=True):
+                if position is not None:
+                    pipe.lset(list_key, int(position), msg.model_dump_json())
+                    continue
+                pipe.rpush(list_key, msg.model_dump_json())
+                pipe.hset(index_key, msg.id, length)
+                length += 1
+            if consumed_inbox_ids:
+                pipe.xdel(self.keys.inbox(session_id), *consumed_inbox_ids)
+            pipe.touch(self.keys.session(session_id))
+            await pipe.execute()
+
+
+def _score() -> float:
+    return time.time()

@@ -1,0 +1,6 @@
+"""The agent of agent_core: the ReAct loop and its configuration."""
+
+from agent_core.agent._agent import Agent, AgentInput
+from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
+
+__all__ = ["Agent", "AgentInput", "ContextConfig", "ModelConfig", "ReActConfig"]

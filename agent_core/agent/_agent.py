@@ -1,0 +1,173 @@
+"""The ReAct `Agent`: reasoning → tool calls → results → reasoning ... → final text."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from agent_core._ids import new_id
+from agent_core.agent._acting import act
+from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
+from agent_core.agent._errors import error_info
+from agent_core.agent._reasoning import reason, tool_calls_since
+from agent_core.agent._reply import ReplyBuilder
+from agent_core.event import (
+    AgentEvent,
+    ExceedMaxItersEvent,
+    HintBlockEvent,
+    ReplyEndEvent,
+    ReplyStartEvent,
+    ToolResultEndEvent,
+    ToolResultStartEvent,
+    ToolResultTextDeltaEvent,
+)
+from agent_core.message import (
+    AssistantMsg,
+    ErrorInfo,
+    Msg,
+    ReplyFinishedReason,
+    SystemMsg,
+    ToolResultBlock,
+    ToolResultState,
+)
+from agent_core.model.base import ChatModelBase
+from agent_core.ports import HintSource
+from agent_core.state import AgentState, ReplyContext
+from agent_core.tool import Toolkit
+
+AgentInput = Msg | Sequence[Msg] | None
+
+
+def _close_unanswered_calls(reply: ReplyBuilder, reason: str) -> list[AgentEvent]:
+    """Give every tool call without a result an error result, so the context stays well-formed."""
+    answered = {b.id for b in reply.msg.content if isinstance(b, ToolResultBlock)}
+    events: list[AgentEvent] = []
+    for call in reply.msg.get_content_blocks("tool_call"):
+        if call.id in answered:
+            continue
+        rid, cid = reply.reply_id, call.id
+        events += [
+            reply.emit(
+                ToolResultStartEvent(reply_id=rid, tool_call_id=cid, tool_call_name=call.name)
+            ),
+            reply.emit(
+                ToolResultTextDeltaEvent(
+                    reply_id=rid,
+                    tool_call_id=cid,
+                    delta=f"Not executed: the reply failed ({reason}).",
+                )
+            ),
+            reply.emit(
+                ToolResultEndEvent(reply_id=rid, tool_call_id=cid, state=ToolResultState.ERROR)
+            ),
+        ]
+    return events
+
+
+class Agent:
+    """A reasoning-acting loop over a model, a toolkit and a persistent `AgentState`.
+
+    The agent itself is stateless between calls apart from `state`, so a host can persist the
+    state after any event and rebuild the agent from it later.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        system_prompt: str,
+        model: ChatModelBase,
+        toolkit: Toolkit | None = None,
+        state: AgentState | None = None,
+        model_config: ModelConfig | None = None,
+        context_config: ContextConfig | None = None,
+        react_config: ReActConfig | None = None,
+        hint_source: HintSource | None = None,
+    ) -> None:
+        self.name = name
+        self.system_prompt = system_prompt
+        self.model = model
+        self.toolkit = toolkit or Toolkit()
+        self.state = state or AgentState()
+        self.model_config = model_config or ModelConfig()
+        self.context_config = context_config or ContextConfig()
+        self.react_config = react_config or ReActConfig()
+        self.hint_source = hint_source
+
+    async def observe(self, msgs: Msg | Sequence[Msg]) -> None:
+        """Add messages to the context without replying."""
+        self.state.context.extend([msgs] if isinstance(msgs, Msg) else msgs)
+
+    async def reply(self, inputs: AgentInput = None) -> Msg:
+        """Run the loop to the end of the reply and return the assistant `Msg`."""
+        reply_id = ""
+        async for event in self.reply_stream(inputs):
+            if isinstance(event, ReplyStartEvent):
+                reply_id = event.reply_id
+        for msg in reversed(self.state.context):
+            if msg.id == reply_id:
+                return msg
+        raise RuntimeError("the reply produced no message")  # unreachable: REPLY_START is first
+
+    async def reply_stream(self, inputs: AgentInput = None) -> AsyncIterator[AgentEvent]:
+        """Run the loop, yielding every event as it happens; the last one is `ReplyEndEvent`."""
+        if inputs is not None:
+            await self.observe(inputs)
+        start = ReplyStartEvent(reply_id=new_id(), session_id=self.state.session_id, name=self.name)
+        # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
+        msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
+        reply = ReplyBuilder(msg, self.state.session_id)
+        self.state.context.append(reply.msg)
+        self.state.reply_context = ReplyContext(reply_id=reply.reply_id)
+        yield reply.emit(start)
+        reason_ = ReplyFinishedReason.COMPLETED
+        error: ErrorInfo | None = None
+        try:
+            async for event in self._iterate(reply):
+                if isinstance(event, ExceedMaxItersEvent):
+                    reason_ = ReplyFinishedReason.EXCEED_MAX_ITERS
+                yield event
+        except Exception as exc:  # the reply ends with a readable error; the agent stays usable
+            reason_, error = ReplyFinishedReason.ERROR, error_info(exc)
+            for event in _close_unanswered_calls(reply, error.message):
+                yield event
+        self.state.reply_context = ReplyContext()
+        yield reply.emit(
+            ReplyEndEvent(
+                reply_id=reply.reply_id,
+                session_id=reply.session_id,
+                finished_reason=reason_,
+                error=error,
+            )
+        )
+
+    def _prompt(self) -> list[Msg]:
+        return [SystemMsg("system", self.system_prompt), *self.state.context]
+
+    async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
+        tools = self.toolkit.schemas()
+        for _ in range(self.react_config.max_iters):
+            self.state.reply_context.cur_iter += 1
+            async for event in self._inject_hints(reply):
+                yield event
+            step_start = len(reply.msg.content)
+            async for event in reason(reply, self.model, self._prompt(), tools, self.model_config):
+                yield event
+            calls = tool_calls_since(reply.msg, step_start)
+            if not calls:
+                return
+            async for event in act(reply, self.toolkit, calls):
+                yield event
+        yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
+        async for event in reason(
+            reply, self.model, self._prompt(), tools, self.model_config, tool_choice="none"
+        ):
+            yield event
+
+    async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
+        if self.hint_source is None:
+            return
+        for hint in await self.hint_source.drain():
+            yield reply.emit(
+                HintBlockEvent(
+                    reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
+                )
+            )

@@ -1,0 +1,57 @@
+"""Errors raised by agent_core.
+
+Model-facing failures (a tool that failed, a denied permission) become tool results and never
+escape a reply; what does escape is one of these::
+
+    AgentCoreError
+    ├── ModelError                   a model call failed
+    │   ├── ModelHTTPError           the provider answered with an HTTP error status
+    │   ├── ModelConnectionError     the provider could not be reached / the stream broke
+    │   └── ModelResponseError       the provider's answer could not be understood
+    ├── ToolError                    a tool is misconfigured or misused by the caller
+    └── CredentialError              a credential is unknown or invalid
+
+Every exception pickles (Ray re-raises them across processes).
+"""
+
+from __future__ import annotations
+
+
+class AgentCoreError(Exception):
+    """Root of every agent_core error."""
+
+
+class ModelError(AgentCoreError):
+    """A model call failed."""
+
+
+class ModelHTTPError(ModelError):
+    """The provider answered with an HTTP error status."""
+
+    def __init__(
+        self, status: int, model: str, body: str, retry_after: float | None = None
+    ) -> None:
+        super().__init__(status, model, body, retry_after)
+        self.status = status
+        self.model = model
+        self.body = body
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return f"model {self.model!r} returned HTTP {self.status}: {self.body[:500]}"
+
+
+class ModelConnectionError(ModelError):
+    """The provider could not be reached, or the connection broke mid-stream."""
+
+
+class ModelResponseError(ModelError):
+    """The provider's answer was malformed (bad JSON, unknown chunk shape, ...)."""
+
+
+class ToolError(AgentCoreError):
+    """A tool is misconfigured or was registered/called incorrectly."""
+
+
+class CredentialError(AgentCoreError):
+    """A credential is unknown or invalid."""

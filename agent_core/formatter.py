@@ -1,0 +1,210 @@
+"""Formatters: turn `Msg`s and `ToolSchema`s into a provider's request shapes.
+
+An assistant `Msg` holds a whole reply, which may span several reasoning steps: text, tool calls,
+their results, hints injected between steps, more calls, final text. Chat Completions wants that
+as alternating messages, so `OpenAIChatFormatter` splits a reply, in order, into::
+
+    assistant(text + tool_calls) -> tool(result) ... -> user(hint) -> assistant(...) -> ...
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent_core.message import (
+    Base64Source,
+    DataBlock,
+    HintBlock,
+    Msg,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+
+if TYPE_CHECKING:
+    # Runtime import would cycle: agent_core.model imports this module.
+    from agent_core.model.base import ToolSchema
+
+_TOOL_IMAGES_NOTE = "The following images were returned by the tool call {call_id} ({name})."
+
+
+def format_openai_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    """Return `tools` as entries of a Chat Completions request's `tools` list."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }
+        for tool in tools
+    ]
+
+
+def _data_url(block: DataBlock) -> str:
+    source = block.source
+    if isinstance(source, Base64Source):
+        return f"data:{source.media_type};base64,{source.data}"
+    return source.url
+
+
+def _is_image(block: DataBlock) -> bool:
+    return block.source.media_type.startswith("image/")
+
+
+def _placeholder(block: DataBlock) -> str:
+    # Chat Completions has no part type for arbitrary files; tell the model something was there.
+    label = block.name or (block.source.url if block.source.type == "url" else "inline data")
+    return f"[attachment omitted: {label} ({block.source.media_type})]"
+
+
+def _parts(blocks: list[Any]) -> str | list[dict[str, Any]]:
+    """Return user-side content: a plain string when text-only, else content parts."""
+    if all(isinstance(b, TextBlock) for b in blocks):
+        return "\n".join(b.text for b in blocks)
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, DataBlock) and _is_image(block):
+            parts.append({"type": "image_url", "image_url": {"url": _data_url(block)}})
+        elif isinstance(block, DataBlock):
+            parts.append({"type": "text", "text": _placeholder(block)})
+    return parts
+
+
+class _Step:
+    """One assistant message plus the tool results (and deferred hints) that follow it."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.calls: list[ToolCallBlock] = []
+        self.results: list[ToolResultBlock] = []
+        self.hints: list[HintBlock] = []
+
+    def is_empty(self) -> bool:
+        return not (self.texts or self.calls or self.results or self.hints)
+
+    def all_answered(self) -> bool:
+        answered = {r.id for r in self.results}
+        return all(c.id in answered for c in self.calls)
+
+    def emit(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.texts or self.calls:
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": "\n".join(self.texts) if self.texts else None,
+            }
+            if self.calls:
+                message["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.input or "{}"},
+                    }
+                    for call in self.calls
+                ]
+            out.append(message)
+        images: list[dict[str, Any]] = []
+        for result in self.results:
+            out.append({"role": "tool", "tool_call_id": result.id, "content": _tool_text(result)})
+            images.extend(_tool_images(result))
+        # Tool messages carry text only, so returned images follow as one user message.
+        if images:
+            out.append({"role": "user", "content": images})
+        out.extend({"role": "user", "content": _parts(_hint_blocks(h))} for h in self.hints)
+        return out
+
+
+def _tool_text(result: ToolResultBlock) -> str:
+    if isinstance(result.output, str):
+        return result.output
+    pieces = []
+    for block in result.output:
+        if isinstance(block, TextBlock):
+            pieces.append(block.text)
+        elif _is_image(block):
+            pieces.append("[image returned; shown in the next user message]")
+        else:
+            pieces.append(_placeholder(block))
+    return "\n".join(pieces)
+
+
+def _tool_images(result: ToolResultBlock) -> list[dict[str, Any]]:
+    if isinstance(result.output, str):
+        return []
+    images = [b for b in result.output if isinstance(b, DataBlock) and _is_image(b)]
+    if not images:
+        return []
+    note = _TOOL_IMAGES_NOTE.format(call_id=result.id, name=result.name)
+    return [
+        {"type": "text", "text": note},
+        *({"type": "image_url", "image_url": {"url": _data_url(b)}} for b in images),
+    ]
+
+
+def _hint_blocks(hint: HintBlock) -> list[Any]:
+    return [TextBlock(text=hint.hint)] if isinstance(hint.hint, str) else list(hint.hint)
+
+
+class OpenAIChatFormatter:
+    """Formats a conversation as the `messages` of an OpenAI Chat Completions request.
+
+    Thinking blocks are dropped (providers do not accept them back). Images become `image_url`
+    parts (base64 as `data:` URLs); other binary data becomes a short text placeholder.
+    """
+
+    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+        """Return `msgs` as Chat Completions messages, preserving the order of every block.
+
+        Args:
+            msgs: The conversation, system prompt first.
+
+        Returns:
+            JSON-ready message dicts.
+        """
+        out: list[dict[str, Any]] = []
+        for msg in msgs:
+            if msg.role == "system":
+                text = "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
+                out.append({"role": "system", "content": text})
+            elif msg.role == "user":
+                blocks = [b for b in msg.content if isinstance(b, TextBlock | DataBlock)]
+                if blocks:
+                    out.append({"role": "user", "content": _parts(blocks)})
+            else:
+                out.extend(self._assistant(msg))
+        return out
+
+    def _assistant(self, msg: Msg) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        step = _Step()
+
+        def next_step() -> _Step:
+            out.extend(step.emit())
+            return _Step()
+
+        for block in msg.content:
+            if isinstance(block, TextBlock | DataBlock | ToolCallBlock) and step.results:
+                # Output after tool results belongs to the next reasoning step.
+                step = next_step()
+            if isinstance(block, TextBlock):
+                step.texts.append(block.text)
+            elif isinstance(block, DataBlock):
+                step.texts.append(_placeholder(block))
+            elif isinstance(block, ToolCallBlock):
+                step.calls.append(block)
+            elif isinstance(block, ToolResultBlock):
+                step.results.append(block)
+            elif isinstance(block, HintBlock):
+                # A hint may not sit between tool calls and their results: defer it until the
+                # step's calls are all answered.
+                step.hints.append(block)
+                if step.all_answered():
+                    step = next_step()
+        if not step.is_empty():
+            out.extend(step.emit())
+        return out

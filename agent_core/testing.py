@@ -1,0 +1,119 @@
+"""Test doubles that are real implementations: a chat model that replays a script.
+
+`ScriptedChatModel` is used by tests, benchmarks and the offline demo. It streams each scripted
+response as real chunks (text split into pieces, tool-call arguments split into fragments), so
+the agent loop runs exactly as it does against a provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core._ids import new_id
+from agent_core.errors import ModelResponseError
+from agent_core.message import Msg, Usage
+from agent_core.model.base import (
+    ChatModelBase,
+    ModelChunk,
+    TextChunk,
+    ToolCallArgsChunk,
+    ToolCallStartChunk,
+    ToolSchema,
+    UsageChunk,
+)
+
+
+@dataclass
+class ScriptedToolCall:
+    """A tool call the scripted model will make."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=lambda: f"call_{new_id()[:8]}")
+
+
+@dataclass
+class ScriptedResponse:
+    """One model answer: optional text, then optional tool calls; or an error to raise."""
+
+    text: str = ""
+    tool_calls: list[ScriptedToolCall] = field(default_factory=list)
+    error: Exception | None = None
+    delay: float = 0.0
+
+
+ScriptStep = ScriptedResponse | str | Callable[[list[Msg]], ScriptedResponse]
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+class ScriptedChatModel(ChatModelBase):
+    """A chat model that replays `script`, one step per call.
+
+    A step is a `ScriptedResponse`, a plain string (a text answer) or a function of the
+    conversation returning a `ScriptedResponse`. When the script runs out, `default` answers
+    (a string), or `ModelResponseError` is raised when `default` is None.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[ScriptStep] = (),
+        default: str | None = None,
+        model_name: str = "scripted",
+        chunk_size: int = 8,
+        context_length: int = 128_000,
+    ) -> None:
+        self.model_name = model_name
+        self.context_length = context_length
+        self._script: list[ScriptStep] = list(script)
+        self._default = default
+        self._chunk_size = chunk_size
+        self.calls: list[list[Msg]] = []
+        self.tool_schemas: list[list[ToolSchema]] = []
+
+    def push(self, *steps: ScriptStep) -> None:
+        """Append steps to the script."""
+        self._script.extend(steps)
+
+    def _next(self, messages: list[Msg]) -> ScriptedResponse:
+        if self._script:
+            step = self._script.pop(0)
+        elif self._default is not None:
+            step = self._default
+        else:
+            raise ModelResponseError("the scripted model's script is exhausted")
+        if isinstance(step, str):
+            return ScriptedResponse(text=step)
+        if isinstance(step, ScriptedResponse):
+            return step
+        return step(messages)
+
+    async def stream(
+        self,
+        messages: list[Msg],
+        tools: list[ToolSchema] | None = None,
+        tool_choice: str | None = None,
+    ) -> AsyncIterator[ModelChunk]:
+        """Stream the next scripted response as chunks."""
+        self.calls.append([m.model_copy(deep=True) for m in messages])
+        self.tool_schemas.append(list(tools or []))
+        response = self._next(messages)
+        if response.delay:
+            await asyncio.sleep(response.delay)
+        if response.error is not None:
+            raise response.error
+        for piece in _pieces(response.text, self._chunk_size):
+            yield TextChunk(text=piece)
+        if tool_choice != "none":
+            for call in response.tool_calls:
+                yield ToolCallStartChunk(call_id=call.id, name=call.name)
+                for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
+                    yield ToolCallArgsChunk(call_id=call.id, delta=piece)
+        total_in = sum(len(m.model_dump_json()) for m in messages) // 4
+        yield UsageChunk(usage=Usage(input_tokens=total_in, output_tokens=len(response.text) // 4))

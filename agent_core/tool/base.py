@@ -1,0 +1,102 @@
+"""The tool interface: what a tool tells the model about itself, and how it streams its output."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.message import DataOrText, ToolResultState
+from agent_core.model.base import ToolSchema
+
+
+class ToolChunk(BaseModel):
+    """One piece of a tool's streamed output.
+
+    A tool yields any number of chunks; the last one sets `is_last` and carries the final `state`
+    (SUCCESS or ERROR). A stream that ends without such a chunk counts as a success.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: list[DataOrText] = Field(
+        default_factory=list, description="The incremental output of this chunk."
+    )
+    state: ToolResultState = Field(
+        default=ToolResultState.RUNNING,
+        description="RUNNING while output streams; the final chunk sets SUCCESS or ERROR.",
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Tool-specific data that is not shown to the model."
+    )
+    is_last: bool = Field(default=False, description="Whether this chunk ends the stream.")
+
+    @property
+    def is_final(self) -> bool:
+        """Whether this chunk ends the stream: it says so, or it carries a terminal state."""
+        return self.is_last or self.state is not ToolResultState.RUNNING
+
+
+class ToolBase(ABC):
+    """A capability the agent can call.
+
+    Subclasses set the descriptive attributes (as class attributes or in `__init__`) and implement
+    `__call__`. The permission hooks (`check_permissions`, `match_rule`, ...) belong to the
+    permission system and are added there.
+
+    Attributes:
+        name: The tool name presented to the model.
+        description: What the tool does, written for the model.
+        input_schema: JSON Schema (an object schema) of the tool's keyword arguments.
+        is_concurrency_safe: Whether calls may run in parallel with other calls.
+        is_read_only: Whether the tool only reads, without side effects.
+        is_external_tool: Whether execution is delegated outside the runtime (no `__call__` use).
+        is_state_injected: Whether the agent state is passed in as `_agent_state`.
+        is_mcp: Whether the tool comes from an MCP server.
+        mcp_name: The MCP server's name when `is_mcp` is true.
+        timeout: Seconds a call may run; None means the runtime's default.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    is_concurrency_safe: bool = False
+    is_read_only: bool = False
+    is_external_tool: bool = False
+    is_state_injected: bool = False
+    is_mcp: bool = False
+    mcp_name: str | None = None
+    timeout: float | None = None
+
+    def schema(self) -> ToolSchema:
+        """Return the tool as the model sees it."""
+        return ToolSchema(
+            name=self.name, description=self.description, parameters=self.input_schema
+        )
+
+    # `*args` keeps the signature gradual so subclasses can declare their real parameters; the
+    # toolkit always calls with keyword arguments only.
+    @abstractmethod
+    def __call__(self, *args: Any, **kwargs: Any) -> AsyncIterator[ToolChunk]:
+        """Run the tool on validated keyword arguments, streaming its output.
+
+        Implement as an async generator. Each yielded chunk holds the next piece of output; the
+        last one sets `is_last=True` and a final `state`. Failures the model should see are
+        reported as a final chunk with state ERROR rather than raised.
+
+        Args:
+            *args: Unused; tools are always called with keyword arguments.
+            **kwargs: The arguments, matching `input_schema`.
+
+        Returns:
+            An async iterator of chunks.
+
+        Raises:
+            Exception: Any exception escaping the stream is turned into an ERROR result by
+                the toolkit.
+        """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

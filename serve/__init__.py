@@ -1,0 +1,1 @@
+"""serve: Troupe's HTTP API (FastAPI app, Ray Serve deployment, CLI)."""

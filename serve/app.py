@@ -1,0 +1,31 @@
+"""`build_app`: the FastAPI application (no Ray here; the runtime comes from a factory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+import agent_core
+from actors.client import RuntimeClient
+from serve.errors import install_error_handlers
+from serve.routes import agents, chat, credentials, health, sessions
+
+
+def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
+    """Build the HTTP API; `runtime_factory` is called once at startup, closed at shutdown."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.runtime = runtime_factory()
+        try:
+            yield
+        finally:
+            await app.state.runtime.aclose()
+
+    app = FastAPI(title="Troupe", version=agent_core.__version__, lifespan=lifespan)
+    install_error_handlers(app)
+    for module in (health, agents, credentials, sessions, chat):
+        app.include_router(module.router)
+    return app

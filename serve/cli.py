@@ -1,0 +1,81 @@
+"""The `troupe` command: `troupe serve` runs the API on Ray with Redis (embedded by default)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from contextlib import ExitStack
+from pathlib import Path
+
+from actors.embedded_redis import EmbeddedRedis
+from actors.settings import RuntimeSettings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="troupe", description="Troupe agent service.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("serve", help="serve the REST/SSE API on Ray Serve")
+    run.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
+    run.add_argument("--port", type=int, default=8000, help="HTTP port")
+    run.add_argument(
+        "--redis-url",
+        default=os.environ.get("TROUPE_REDIS_URL"),
+        help="Redis to use (default: start an embedded redis-server)",
+    )
+    run.add_argument(
+        "--ray-address",
+        default=os.environ.get("RAY_ADDRESS"),
+        help="Ray cluster to join (default: start a local Ray)",
+    )
+    run.add_argument("--replicas", type=int, default=1, help="API replicas")
+    run.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".troupe"),
+        help="where the embedded redis-server keeps its data",
+    )
+    return parser
+
+
+def _wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
+def serve_command(args: argparse.Namespace) -> None:
+    """Start (or join) Redis and Ray, deploy the API, and run until interrupted."""
+    import ray
+
+    from serve import deployment
+
+    with ExitStack() as stack:
+        redis_url = args.redis_url
+        if not redis_url:
+            args.data_dir.mkdir(parents=True, exist_ok=True)
+            redis = stack.enter_context(EmbeddedRedis(data_dir=args.data_dir / "redis"))
+            redis_url = redis.url
+            print(f"embedded redis-server on {redis_url}", flush=True)
+        settings = RuntimeSettings.from_env(redis_url)
+        if args.ray_address:
+            ray.init(address=args.ray_address, namespace=settings.namespace)
+        else:
+            ray.init(address="local", include_dashboard=False, namespace=settings.namespace)
+        stack.callback(ray.shutdown)
+        deployment.deploy(settings, args.host, args.port, args.replicas)
+        stack.callback(deployment.shutdown)
+        print(f"Troupe API listening on http://{args.host}:{args.port}", flush=True)
+        _wait_for_signal()
+        print("shutting down", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `troupe` console script."""
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        serve_command(args)
+    sys.exit(0)

@@ -1,0 +1,54 @@
+"""The Ray Serve deployment of the API (the only Serve code in Troupe)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+from ray import serve
+
+from actors.client import RuntimeClient, ray_dispatcher
+from actors.settings import RuntimeSettings
+from serve.app import build_app
+
+APP_NAME = "troupe"
+
+
+def _app_builder(settings_payload: dict[str, Any]) -> Callable[[], FastAPI]:
+    # Serve recognises a builder only when it is a plain function, so close over the settings.
+    def build() -> FastAPI:
+        settings = RuntimeSettings.model_validate(settings_payload)
+        return build_app(lambda: RuntimeClient(settings, ray_dispatcher(settings)))
+
+    return build
+
+
+def application(settings: RuntimeSettings, replicas: int = 1) -> serve.Application:
+    """The Serve application: `replicas` FastAPI replicas sharing the Redis-backed runtime.
+
+    SSE streams are long-lived requests, so a replica accepts many at once.
+    """
+
+    @serve.deployment(
+        name="troupe-api",
+        num_replicas=replicas,
+        max_ongoing_requests=1000,
+        ray_actor_options={"num_cpus": 0},
+    )
+    @serve.ingress(_app_builder(settings.model_dump()))
+    class TroupeAPI:
+        """Ingress deployment; the FastAPI app is built on each replica."""
+
+    return TroupeAPI.bind()  # type: ignore[attr-defined]
+
+
+def deploy(settings: RuntimeSettings, host: str, port: int, replicas: int = 1) -> None:
+    """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised)."""
+    serve.start(http_options={"host": host, "port": port})
+    serve.run(application(settings, replicas), name=APP_NAME, route_prefix="/", blocking=False)
+
+
+def shutdown() -> None:
+    """Tear down the Serve application and proxy."""
+    serve.shutdown()

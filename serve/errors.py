@@ -1,0 +1,49 @@
+"""Mapping runtime errors to HTTP responses: `{"detail": ..., "error": {"type", "message"}}`."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from actors.errors import (
+    InboxFull,
+    InvalidRequest,
+    NotFound,
+    RuntimeErrorBase,
+    SessionUnavailable,
+    StorageUnavailable,
+)
+
+log = logging.getLogger(__name__)
+
+_STATUS: list[tuple[type[RuntimeErrorBase], int]] = [
+    (NotFound, 404),
+    (InvalidRequest, 409),
+    (InboxFull, 429),
+    (StorageUnavailable, 503),
+    (SessionUnavailable, 503),
+]
+
+
+def error_response(status: int, kind: str, message: str) -> JSONResponse:
+    """The API's error body."""
+    return JSONResponse(
+        status_code=status,
+        content={"detail": message, "error": {"type": kind, "message": message}},
+        headers={"Retry-After": "1"} if status in (429, 503) else None,
+    )
+
+
+async def _runtime_error(_: Request, exc: Exception) -> JSONResponse:
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return error_response(status, type(exc).__name__, str(exc))
+    log.error("unmapped runtime error", exc_info=exc)
+    return error_response(500, "InternalError", "internal error")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the runtime-error mapping on `app`."""
+    app.add_exception_handler(RuntimeErrorBase, _runtime_error)

@@ -1,0 +1,23 @@
+"""`/health`: liveness and component status."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+import agent_core
+from serve.deps import Runtime
+from serve.schemas import HealthResponse
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health")
+async def health(runtime: Runtime) -> HealthResponse:
+    """Report the service version and each component's status."""
+    components = await runtime.health()
+    healthy = all(value == "ok" for value in components.values())
+    return HealthResponse(
+        status="ok" if healthy else "degraded",
+        version=agent_core.__version__,
+        components=components,
+    )

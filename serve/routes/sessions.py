@@ -1,0 +1,87 @@
+"""`/sessions/`: create and list sessions, read transcripts, stream events."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+
+from actors.records import SessionConfig
+from serve.deps import Runtime, UserId
+from serve.schemas import (
+    CreateSessionRequest,
+    CreateSessionResponse,
+    ListMessagesResponse,
+    ListSessionsResponse,
+)
+from serve.sse import event_frames
+
+router = APIRouter(prefix="/sessions", tags=["sessions"])
+
+_STREAM_ID = r"^\d+(-\d+)?$"
+
+
+@router.post("/", status_code=201)
+async def create_session(
+    body: CreateSessionRequest, user: UserId, runtime: Runtime
+) -> CreateSessionResponse:
+    """Create a session of one of the caller's agents."""
+    config = SessionConfig(
+        workspace_id=body.workspace_id or "",
+        name=body.name or "",
+        chat_model_config=body.chat_model_config,
+        fallback_chat_model_config=body.fallback_chat_model_config,
+    )
+    record = await runtime.create_session(user, body.agent_id, config)
+    return CreateSessionResponse(session_id=record.id)
+
+
+@router.get("/")
+async def list_sessions(
+    user: UserId, runtime: Runtime, agent_id: str | None = None
+) -> ListSessionsResponse:
+    """List the caller's sessions, optionally of one agent."""
+    sessions = await runtime.list_sessions(user, agent_id)
+    return ListSessionsResponse(sessions=sessions, total=len(sessions))
+
+
+@router.get("/{session_id}/messages")
+async def list_messages(
+    session_id: str,
+    user: UserId,
+    runtime: Runtime,
+    before: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> ListMessagesResponse:
+    """A page of the transcript, newest page first; `event_cursor` resumes the stream."""
+    page = await runtime.messages(user, session_id, before, limit)
+    return ListMessagesResponse(
+        messages=page.messages,
+        event_cursor=page.event_cursor,
+        is_running=page.is_running,
+        has_more=page.has_more,
+    )
+
+
+@router.get("/{session_id}/stream", response_class=StreamingResponse)
+async def stream(
+    session_id: str,
+    user: UserId,
+    runtime: Runtime,
+    after: Annotated[str | None, Query(pattern=_STREAM_ID)] = None,
+    last_event_id: Annotated[str | None, Header(pattern=_STREAM_ID)] = None,
+) -> StreamingResponse:
+    """Server-Sent Events of the session: replay after `after`/`Last-Event-ID`, then live.
+
+    Without either, the stream starts at the reply in progress (or with the next event).
+    """
+    await runtime.check_session(user, session_id)
+    cursor = after or last_event_id
+    if cursor is None:
+        _, cursor = await runtime.bus.cursor_snapshot(session_id)
+    return StreamingResponse(
+        event_frames(runtime, session_id, cursor),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

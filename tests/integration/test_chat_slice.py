@@ -1,0 +1,237 @@
+"""One chat turn through every layer: Serve API → session actor → Redis → agent → model → SSE."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agent_core.event import parse_event
+from agent_core.message import AssistantMsg, Msg
+from tests.integration.conftest import LiveService
+from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.sse import Frame, is_reply_end, read_frames
+
+pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
+
+SAMPLES = Path(__file__).parents[3] / "shared" / "compat" / "agentscope-sse-samples.txt"
+USER = {"X-User-ID": "alice"}
+
+
+@pytest.fixture(scope="module")
+def openai_server() -> Iterator[OpenAIWireServer]:
+    with OpenAIWireServer() as server:
+        yield server
+
+
+@pytest.fixture
+async def api(live_service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=live_service.base_url, timeout=30) as client:
+        yield client
+
+
+async def make_session(api: httpx.AsyncClient, base_url: str, user: dict[str, str] = USER) -> str:
+    agent = await api.post("/agent/", json={"name": "Friday"}, headers=user)
+    assert agent.status_code == 201, agent.text
+    cred = await api.post(
+        "/credential/",
+        json={"data": {"type": "openai_credential", "api_key": "sk-test", "base_url": base_url}},
+        headers=user,
+    )
+    assert cred.status_code == 201, cred.text
+    session = await api.post(
+        "/sessions/",
+        json={
+            "agent_id": agent.json()["agent_id"],
+            "chat_model_config": {
+                "type": "openai_credential",
+                "credential_id": cred.json()["credential_id"],
+                "model": "gpt-4o-mini",
+                "parameters": {},
+            },
+        },
+        headers=user,
+    )
+    assert session.status_code == 201, session.text
+    return str(session.json()["session_id"])
+
+
+async def agent_of(api: httpx.AsyncClient, user: dict[str, str] = USER) -> str:
+    agents = (await api.get("/agent/", headers=user)).json()["agents"]
+    return str(agents[-1]["id"])
+
+
+async def chat_and_collect(
+    api: httpx.AsyncClient, session_id: str, text: str, subscribers: int = 1
+) -> list[list[Frame]]:
+    """Open `subscribers` streams, post one chat, return each stream's frames to REPLY_END."""
+    opened = asyncio.Event()
+    count = 0
+
+    def mark_open() -> None:
+        nonlocal count
+        count += 1
+        if count == subscribers:
+            opened.set()
+
+    path = f"/sessions/{session_id}/stream"
+    readers = [
+        asyncio.create_task(read_frames(api, path, USER, is_reply_end, on_open=mark_open))
+        for _ in range(subscribers)
+    ]
+    await asyncio.wait_for(opened.wait(), 30)
+    response = await api.post(
+        "/chat/",
+        json={
+            "agent_id": await agent_of(api),
+            "session_id": session_id,
+            "input": {"name": "user", "role": "user", "content": [{"type": "text", "text": text}]},
+        },
+        headers=USER,
+    )
+    assert response.status_code == 200, response.text
+    assert response.json() == {"status": "started", "session_id": session_id}
+    return list(await asyncio.wait_for(asyncio.gather(*readers), 60))
+
+
+def fold(frames: list[Frame]) -> Msg:
+    start = frames[0].data
+    msg = AssistantMsg(start["name"], [], id=start["reply_id"], created_at=start["created_at"])
+    for frame in frames[1:]:
+        msg.append_event(parse_event(frame.data))
+    return msg
+
+
+async def test_tool_turn_streams_to_every_subscriber_and_persists(
+    api: httpx.AsyncClient, live_service: LiveService, openai_server: OpenAIWireServer
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(
+        ScriptedReply(text="Let me check. ", tool_calls=[("call_1", "get_current_time", {})]),
+        ScriptedReply(text="All done."),
+    )
+    first, second = await chat_and_collect(api, session_id, "what time is it?", subscribers=2)
+
+    types = [f.type for f in first]
+    assert types[0] == "REPLY_START"
+    assert types[-1] == "REPLY_END"
+    for expected in (
+        "TOOL_CALL_START",
+        "TOOL_CALL_DELTA",
+        "TOOL_CALL_END",
+        "TOOL_RESULT_START",
+        "TOOL_RESULT_TEXT_DELTA",
+        "TOOL_RESULT_END",
+        "TEXT_BLOCK_START",
+        "TEXT_BLOCK_DELTA",
+        "TEXT_BLOCK_END",
+    ):
+        assert expected in types
+    assert types.index("TOOL_RESULT_END") < len(types) - types[::-1].index("TEXT_BLOCK_START")
+    assert first[-1].data["finished_reason"] == "completed"
+    assert [f.raw for f in first] == [f.raw for f in second]
+    assert [f.id for f in first] == [f.id for f in second]
+
+    page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
+    assert [m["role"] for m in page["messages"]] == ["user", "assistant"]
+    assert page["messages"][0]["content"][0]["text"] == "what time is it?"
+    assert Msg.model_validate(page["messages"][1]) == fold(first)
+    assert page["is_running"] is False
+    assert page["has_more"] is False
+
+    # The tool ran for real and the model saw its result.
+    tool_result = next(b for b in fold(first).content if b.type == "tool_result")
+    assert tool_result.state == "success"
+    assert "T" in tool_result.output_text()
+    second_request = openai_server.requests[-1].body
+    assert any(m.get("role") == "tool" for m in second_request["messages"])
+
+
+async def test_reconnect_from_any_frame_yields_exactly_the_rest(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(ScriptedReply(text="Hello there, how are you doing today?"))
+    (frames,) = await chat_and_collect(api, session_id, "hi")
+    path = f"/sessions/{session_id}/stream"
+    for index, frame in enumerate(frames[:-1]):
+        by_query = await read_frames(api, path, USER, is_reply_end, params={"after": frame.id})
+        assert [f.id for f in by_query] == [f.id for f in frames[index + 1 :]]
+    header = {**USER, "Last-Event-ID": frames[2].id}
+    by_header = await read_frames(api, path, header, is_reply_end)
+    assert [f.raw for f in by_header] == [f.raw for f in frames[3:]]
+
+
+async def test_event_cursor_from_messages_misses_nothing(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(ScriptedReply(text="first"))
+    await chat_and_collect(api, session_id, "one")
+    page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
+    openai_server.push(ScriptedReply(text="second"))
+    agent_id = await agent_of(api)
+    body = {
+        "agent_id": agent_id,
+        "session_id": session_id,
+        "input": {"name": "user", "role": "user", "content": [{"type": "text", "text": "2"}]},
+    }
+    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 200
+    frames = await read_frames(
+        api,
+        f"/sessions/{session_id}/stream",
+        USER,
+        is_reply_end,
+        params={"after": page["event_cursor"]},
+    )
+    assert frames[0].type == "REPLY_START"
+    assert fold(frames).get_text_content() == "second"
+
+
+def _recorded_frames() -> dict[str, dict[str, Any]]:
+    recorded: dict[str, dict[str, Any]] = {}
+    for line in SAMPLES.read_text().splitlines():
+        if line.startswith("data: "):
+            data = json.loads(line[6:])
+            recorded.setdefault(data["type"], data)
+    return recorded
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+async def test_frames_have_the_recorded_agentscope_shape(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(
+        ScriptedReply(text="Let me check. ", tool_calls=[("call_9", "get_current_time", {})]),
+        ScriptedReply(text="done"),
+    )
+    (frames,) = await chat_and_collect(api, session_id, "time?")
+    recorded = _recorded_frames()
+    compared = set()
+    for frame in frames:
+        reference = recorded[frame.type]
+        assert set(frame.data) == set(reference), frame.type
+        for key, value in reference.items():
+            if value is not None and frame.data[key] is not None:
+                assert type(frame.data[key]) is type(value), (frame.type, key)
+        compared.add(frame.type)
+    assert {
+        "REPLY_START",
+        "MODEL_CALL_START",
+        "TOOL_CALL_START",
+        "TOOL_RESULT_END",
+        "TEXT_BLOCK_DELTA",
+        "MODEL_CALL_END",
+        "REPLY_END",
+    } <= compared

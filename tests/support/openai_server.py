@@ -1,0 +1,354 @@
+"""A real local HTTP server speaking the OpenAI Chat Completions wire protocol, driven by a script.
+
+It listens on 127.0.0.1 in a background thread, so anything that can open a socket (this test,
+a Ray actor in another process) can call it::
+
+    with OpenAIWireServer() as srv:
+        srv.push(ScriptedReply(text="hi"), ScriptedReply(tool_calls=[("c1", "bash", {"c": 1})]))
+        ...  # point an OpenAICredential at srv.base_url
+        assert srv.requests[0].body["model"] == "gpt-test"
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+_ERROR_KINDS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+_PIECE = 4  # characters per streamed text/argument fragment
+
+
+@dataclass
+class ScriptedReply:
+    """One scripted answer.
+
+    Attributes:
+        text: Assistant text (streamed in several pieces).
+        tool_calls: `(call_id, name, arguments)` triples, streamed as parallel tool calls.
+        status: HTTP status; anything but 200 answers OpenAI's error JSON.
+        error_body: Error JSON to send instead of the default one.
+        garbage: Answer 200 with an SSE frame that is not JSON.
+        headers: Extra response headers (e.g. `retry-after`).
+        delay: Seconds to wait before answering.
+        chunk_delay: Seconds to wait between streamed frames.
+        truncate: Drop the connection halfway through the stream.
+        reasoning: Reasoning text, sent as `reasoning_content` before the answer.
+        prompt_tokens: Reported usage.
+        completion_tokens: Reported usage.
+        cached_tokens: Reported usage (`prompt_tokens_details.cached_tokens`).
+    """
+
+    text: str = ""
+    tool_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    status: int = 200
+    error_body: dict[str, Any] | None = None
+    garbage: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    chunk_delay: float = 0.0
+    truncate: bool = False
+    reasoning: str = ""
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+    cached_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the server received (header names lower-cased)."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i : i + _PIECE] for i in range(0, len(text), _PIECE)]
+
+
+def _compact(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"))
+
+
+def _usage(reply: ScriptedReply) -> dict[str, Any]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+    }
+
+
+def stream_frames(reply: ScriptedReply, model: str, include_usage: bool) -> list[dict[str, Any]]:
+    """Return the `chat.completion.chunk` objects OpenAI would stream for `reply`."""
+    base = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_troupe",
+    }
+
+    def frame(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        extra = {"usage": None} if include_usage else {}
+        return {**base, "choices": [choice], **extra}
+
+    content: str | None = "" if reply.text or not reply.tool_calls else None
+    frames = [frame({"role": "assistant", "content": content, "refusal": None})]
+    frames += [frame({"reasoning_content": p}) for p in _pieces(reply.reasoning)]
+    frames += [frame({"content": p}) for p in _pieces(reply.text)]
+    for index, (call_id, name, arguments) in enumerate(reply.tool_calls):
+        head = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        frames.append(frame({"tool_calls": [{"index": index, **head}]}))
+        frames += [
+            frame({"tool_calls": [{"index": index, "function": {"arguments": p}}]})
+            for p in _pieces(json.dumps(arguments))
+        ]
+    frames.append(frame({}, "tool_calls" if reply.tool_calls else "stop"))
+    if include_usage:
+        frames.append({**base, "choices": [], "usage": _usage(reply)})
+    return frames
+
+
+def completion_body(reply: ScriptedReply, model: str) -> dict[str, Any]:
+    """Return the `chat.completion` object OpenAI would answer for `reply` without streaming."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, "refusal": None}
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in reply.tool_calls
+        ]
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
+        "usage": _usage(reply),
+    }
+
+
+def error_body(status: int) -> dict[str, Any]:
+    """Return the error JSON OpenAI sends with `status`."""
+    kind, code = _ERROR_KINDS.get(status, ("server_error", None))
+    message = f"Scripted HTTP {status} from the test server."
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class _Server(ThreadingHTTPServer):
+    # Idle keep-alive connections must not make stop() wait for their handler threads.
+    block_on_close = False
+    owner: OpenAIWireServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-answer is part of what tests exercise, not a server fault.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    timeout = 30
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_raw": raw.decode(errors="replace")}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        owner = self.server.owner
+        owner._record(RecordedRequest(self.path, headers, body))
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._json(404, {"error": {"message": "Not found", "type": "invalid_request_error"}})
+            return
+        reply = owner._next_reply(body)
+        if reply.delay:
+            time.sleep(reply.delay)
+        model = str(body.get("model", "unknown"))
+        if reply.status != 200:
+            self._json(reply.status, reply.error_body or error_body(reply.status), reply.headers)
+        elif not body.get("stream"):
+            self._json(200, completion_body(reply, model), reply.headers)
+        else:
+            self._stream(
+                reply, model, bool((body.get("stream_options") or {}).get("include_usage"))
+            )
+
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = _compact(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, reply: ScriptedReply, model: str, include_usage: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if reply.garbage:
+            events = ["this is not json {"]
+        else:
+            events = [_compact(f) for f in stream_frames(reply, model, include_usage)]
+            events.append("[DONE]")
+        if reply.truncate:
+            events = events[: max(len(events) // 2, 1)]
+        for i, event in enumerate(events):
+            if i and reply.chunk_delay:
+                time.sleep(reply.chunk_delay)
+            self._chunk(f"data: {event}\n\n".encode())
+        if reply.truncate:
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+class OpenAIWireServer:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (a free port), in a background thread.
+
+    Replies come from the queue filled by `push`; when it is empty, from `reply_func` if given
+    (called with the request body), else a plain `default_text` answer.
+    """
+
+    def __init__(
+        self,
+        default_text: str = "ok",
+        reply_func: Callable[[dict[str, Any]], ScriptedReply] | None = None,
+    ) -> None:
+        self.default_text = default_text
+        self.reply_func = reply_func
+        self._lock = threading.Lock()
+        self._script: deque[ScriptedReply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._received = threading.Condition(self._lock)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the server must be started)."""
+        if self._server is None:
+            raise RuntimeError("the server is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The API root to use as an OpenAI `base_url`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    def push(self, *replies: ScriptedReply) -> None:
+        """Queue replies, answered in order."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+        """Block until at least `count` requests arrived; raise TimeoutError otherwise."""
+        with self._received:
+            if not self._received.wait_for(lambda: len(self._requests) >= count, timeout):
+                raise TimeoutError(f"{len(self._requests)} of {count} requests arrived")
+            return list(self._requests)
+
+    def start(self) -> Self:
+        """Start listening (idempotent)."""
+        if self._server is None:
+            server = _Server(("127.0.0.1", 0), _Handler)
+            server.owner = self
+            self._server = server
+            self._thread = threading.Thread(
+                target=server.serve_forever,
+                # A short poll keeps stop() fast; shutdown waits for the loop's next poll.
+                kwargs={"poll_interval": 0.05},
+                name="openai-wire-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening and close the socket."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._received:
+            self._requests.append(request)
+            self._received.notify_all()
+
+    def _next_reply(self, body: dict[str, Any]) -> ScriptedReply:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        if self.reply_func is not None:
+            return self.reply_func(body)
+        return ScriptedReply(text=self.default_text)

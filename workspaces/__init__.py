@@ -1,0 +1,1 @@
+"""workspaces: execution environments for tools (local directory, sandboxes)."""
