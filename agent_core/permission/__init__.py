@@ -1,5 +1,19 @@
-"""Permission types of agent_core (the engine lives beside them)."""
+"""The permission system of agent_core: modes, rules, decisions and the engine."""
 
-from agent_core.permission.types import PermissionBehavior, PermissionRule
+from agent_core.permission.types import (
+    AdditionalWorkingDirectory,
+    PermissionBehavior,
+    PermissionContext,
+    PermissionDecision,
+    PermissionMode,
+    PermissionRule,
+)
 
-__all__ = ["PermissionBehavior", "PermissionRule"]
+__all__ = [
+    "AdditionalWorkingDirectory",
+    "PermissionBehavior",
+    "PermissionContext",
+    "PermissionDecision",
+    "PermissionMode",
+    "PermissionRule",
+]

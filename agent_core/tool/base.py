@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
@@ -10,6 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.message import DataOrText, ToolResultState
 from agent_core.model.base import ToolSchema
+from agent_core.permission.types import (
+    PermissionBehavior,
+    PermissionContext,
+    PermissionDecision,
+    PermissionRule,
+)
 
 
 class ToolChunk(BaseModel):
@@ -43,8 +50,8 @@ class ToolBase(ABC):
     """A capability the agent can call.
 
     Subclasses set the descriptive attributes (as class attributes or in `__init__`) and implement
-    `__call__`. The permission hooks (`check_permissions`, `match_rule`, ...) belong to the
-    permission system and are added there.
+    `__call__`. The permission hooks (`check_permissions`, `check_read_only`, `match_rule`,
+    `generate_suggestions`) have conservative defaults that tools override.
 
     Attributes:
         name: The tool name presented to the model.
@@ -97,6 +104,37 @@ class ToolBase(ABC):
             Exception: Any exception escaping the stream is turned into an ERROR result by
                 the toolkit.
         """
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        """Tool-specific permission analysis of one call, run before execution.
+
+        Return ALLOW or DENY to decide, ASK (with `bypass_immune=True` for safety checks) to
+        require confirmation, or PASSTHROUGH to leave the decision to rules and mode.
+        """
+        return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+
+    async def check_read_only(self, tool_input: dict[str, Any]) -> bool:
+        """Whether this call only reads (defaults to `is_read_only`)."""
+        return self.is_read_only
+
+    def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
+        """Whether a rule with `rule_content` applies to this call (default: exact JSON match)."""
+        if rule_content is None:
+            return True
+        return rule_content == json.dumps(tool_input, sort_keys=True, ensure_ascii=False)
+
+    def generate_suggestions(self, tool_input: dict[str, Any]) -> list[PermissionRule]:
+        """Rules the user could accept to allow calls like this one (default: this exact call)."""
+        return [
+            PermissionRule(
+                tool_name=self.name,
+                rule_content=json.dumps(tool_input, sort_keys=True, ensure_ascii=False),
+                behavior=PermissionBehavior.ALLOW,
+                source="suggested",
+            )
+        ]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
