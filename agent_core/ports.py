@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
-from agent_core.message import HintBlock
+from agent_core.message import HintBlock, Msg, ToolResultBlock
 
 
 class HintSource(Protocol):
@@ -15,4 +15,40 @@ class HintSource(Protocol):
 
     async def drain(self) -> list[HintBlock]:
         """Return (and take) the hints that arrived since the last call; [] when none."""
+        ...
+
+
+@runtime_checkable
+class Offloader(Protocol):
+    """Persists content the agent drops from its context, so it can read it back on demand.
+
+    Compression hands over the messages it summarized, truncation the whole oversized tool
+    result; the returned reference (typically a file path the agent's file tools can open) is
+    written into the context in place of the dropped content. Workspaces implement it.
+    """
+
+    async def offload_context(self, session_id: str, msgs: list[Msg], **kwargs: Any) -> str:
+        """Persist compressed messages of `session_id`, after those offloaded before.
+
+        Returns:
+            A reference to the persisted content (e.g. a file path).
+
+        Raises:
+            Exception: the backend's own error (e.g. `WorkspaceError`) when it cannot persist;
+                the agent lets it propagate.
+        """
+        ...
+
+    async def offload_tool_result(
+        self, session_id: str, tool_result: ToolResultBlock, **kwargs: Any
+    ) -> str:
+        """Persist the full output of a tool result that was truncated in the context.
+
+        Returns:
+            A reference to the persisted content (e.g. a file path).
+
+        Raises:
+            Exception: the backend's own error (e.g. `WorkspaceError`) when it cannot persist;
+                the agent lets it propagate.
+        """
         ...

@@ -79,3 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "serve":
         serve_command(args)
     sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from actors.errors import (
@@ -44,6 +46,14 @@ async def _runtime_error(_: Request, exc: Exception) -> JSONResponse:
     return error_response(500, "InternalError", "internal error")
 
 
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    # FastAPI's list form, minus the offending `input`: it may hold a secret (an API key).
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    detail = [{k: v for k, v in e.items() if k != "input"} for e in errors]
+    return JSONResponse(status_code=422, content={"detail": jsonable_encoder(detail)})
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Register the runtime-error mapping on `app`."""
+    """Register the runtime-error mapping and the secret-safe validation errors on `app`."""
     app.add_exception_handler(RuntimeErrorBase, _runtime_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agent_core.errors import ToolError
 from agent_core.message import DataBlock, DataOrText, TextBlock, ToolResultState
+from agent_core.permission.types import PermissionBehavior, PermissionContext, PermissionDecision
 from agent_core.tool.base import ToolBase, ToolChunk
 
 _SECTION = re.compile(
@@ -34,6 +35,8 @@ _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 # Keys whose values are data, not sub-schemas: never rewrite inside them.
 _DATA_KEYS = frozenset({"default", "examples", "const", "enum"})
 _DONE = object()
+# The keyword argument the toolkit fills with the agent state for state-injected tools.
+STATE_ARG = "_agent_state"
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -137,9 +140,12 @@ def _default_name(func: Callable[..., Any]) -> str:
 
 
 def _build_model(
-    func: Callable[..., Any], tool_name: str, arg_docs: dict[str, str]
+    func: Callable[..., Any], tool_name: str, arg_docs: dict[str, str], *, skip: str | None = None
 ) -> tuple[type[BaseModel], list[tuple[str, str, bool]], bool]:
-    """Build the argument model; return it, (field, param, positional_only) rows, and **kwargs."""
+    """Build the argument model; return it, (field, param, positional_only) rows, and **kwargs.
+
+    The parameter named `skip` (the injected agent state) is left out of the model.
+    """
     try:
         signature = inspect.signature(func)
         hints = typing.get_type_hints(_target(func), include_extras=True)
@@ -153,6 +159,8 @@ def _build_model(
             continue
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             var_keyword = True
+            continue
+        if param.name == skip:
             continue
         # Internal field names avoid clashes with BaseModel attributes (`json`, `copy`, ...);
         # the alias is what the model sees and sends.
@@ -200,7 +208,16 @@ def _error(text: str) -> ToolChunk:
     return ToolChunk(content=[TextBlock(text=text)], state=ToolResultState.ERROR, is_last=True)
 
 
-def _format_validation_error(tool_name: str, exc: ValidationError) -> str:
+def format_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """Describe invalid tool arguments to the model, one line per problem.
+
+    Args:
+        tool_name: The tool the arguments were for.
+        exc: The validation failure.
+
+    Returns:
+        A short multi-line message naming each bad or missing argument.
+    """
     lines = [f"Invalid arguments for tool '{tool_name}':"]
     for err in exc.errors(include_url=False):
         where = ".".join(str(part) for part in err["loc"]) or "(arguments)"
@@ -222,6 +239,9 @@ class FunctionTool(ToolBase):
     produces one chunk per yielded value, then a final SUCCESS chunk. Invalid arguments and
     exceptions raised by the function become a final ERROR chunk, never an exception.
     Sync functions (and each step of a sync generator) run in a worker thread.
+
+    Every call asks for permission (`check_permissions` returns ASK) unless a rule or the mode
+    decides otherwise; subclass `ToolBase` for custom permission logic.
     """
 
     def __init__(
@@ -230,8 +250,9 @@ class FunctionTool(ToolBase):
         name: str | None = None,
         description: str | None = None,
         *,
-        is_concurrency_safe: bool = False,
+        is_concurrency_safe: bool = True,
         is_read_only: bool = False,
+        is_state_injected: bool = False,
         timeout: float | None = None,
     ) -> None:
         """Wrap `func`.
@@ -242,6 +263,8 @@ class FunctionTool(ToolBase):
             description: Tool description; defaults to the docstring without its sections.
             is_concurrency_safe: Whether parallel calls are safe.
             is_read_only: Whether the function has no side effects.
+            is_state_injected: Whether `func` takes the agent state as its `_agent_state`
+                keyword argument (hidden from the model, filled by the toolkit).
             timeout: Seconds a call may run; None means the runtime's default.
 
         Raises:
@@ -257,14 +280,28 @@ class FunctionTool(ToolBase):
         self.description = summary if description is None else description
         self.is_concurrency_safe = is_concurrency_safe
         self.is_read_only = is_read_only
+        self.is_state_injected = is_state_injected
         self.timeout = timeout
-        self._model, self._rows, self._var_keyword = _build_model(func, self.name, arg_docs)
+        self._model, self._rows, self._var_keyword = _build_model(
+            func, self.name, arg_docs, skip=STATE_ARG if is_state_injected else None
+        )
         self.input_schema = clean_schema(self._model.model_json_schema())
         self._is_async_gen = inspect.isasyncgenfunction(target)
         self._is_gen = inspect.isgeneratorfunction(target)
         self._is_async = inspect.iscoroutinefunction(target)
 
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        """Ask before every call: a plain function carries no permission logic of its own."""
+        return PermissionDecision(
+            behavior=PermissionBehavior.ASK,
+            message=f"Function tool '{self.name}' needs confirmation before it runs.",
+            reason="function_tool",
+        )
+
     def _bind(self, kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        state = kwargs.pop(STATE_ARG, None)
         validated = self._model.model_validate(kwargs)
         args: list[Any] = []
         call_kwargs: dict[str, Any] = {}
@@ -276,6 +313,8 @@ class FunctionTool(ToolBase):
                 call_kwargs[param_name] = value
         if self._var_keyword and validated.model_extra:
             call_kwargs.update(validated.model_extra)
+        if self.is_state_injected:
+            call_kwargs[STATE_ARG] = state
         return args, call_kwargs
 
     async def __call__(self, *args: Any, **kwargs: Any) -> AsyncGenerator[ToolChunk, None]:
@@ -291,7 +330,7 @@ class FunctionTool(ToolBase):
         try:
             call_args, call_kwargs = self._bind(kwargs)
         except ValidationError as exc:
-            yield _error(_format_validation_error(self.name, exc))
+            yield _error(format_validation_error(self.name, exc))
             return
         except Exception as exc:  # a custom validator failing in an unexpected way
             yield _error(f"{type(exc).__name__}: {exc}")

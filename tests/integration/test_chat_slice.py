@@ -85,10 +85,15 @@ async def chat_and_collect(
         for _ in range(subscribers)
     ]
     await asyncio.wait_for(opened.wait(), 30)
+    session = next(
+        s
+        for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
+        if s["id"] == session_id
+    )
     response = await api.post(
         "/chat/",
         json={
-            "agent_id": await agent_of(api),
+            "agent_id": session["agent_id"],
             "session_id": session_id,
             "input": {"name": "user", "role": "user", "content": [{"type": "text", "text": text}]},
         },
@@ -235,3 +240,68 @@ async def test_frames_have_the_recorded_agentscope_shape(
         "MODEL_CALL_END",
         "REPLY_END",
     } <= compared
+
+
+@pytest.mark.parametrize(
+    ("reply", "attempts", "error_type", "fragment"),
+    [
+        (ScriptedReply(status=500), 3, "upstream", "HTTP 500"),
+        (ScriptedReply(status=401), 1, "authentication", "HTTP 401"),
+        (ScriptedReply(garbage=True), 1, "upstream", ""),
+    ],
+    ids=["server-error", "unauthorized", "garbage"],
+)
+async def test_model_failure_ends_the_reply_with_a_readable_error_and_session_recovers(
+    api: httpx.AsyncClient,
+    openai_server: OpenAIWireServer,
+    reply: ScriptedReply,
+    attempts: int,
+    error_type: str,
+    fragment: str,
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    # A 500 is retried (default: 2 retries) and fails each time; the others are not retried.
+    openai_server.push(*[reply] * attempts)
+    (frames,) = await chat_and_collect(api, session_id, "hello")
+    end = frames[-1].data
+    assert end["finished_reason"] == "error"
+    assert end["error"]["type"] == error_type
+    assert fragment in end["error"]["message"]
+
+    openai_server.push(ScriptedReply(text="I am back."))
+    (frames,) = await chat_and_collect(api, session_id, "again?")
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert fold(frames).get_text_content() == "I am back."
+    page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
+    assert [m["role"] for m in page["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert page["messages"][1]["error"]["type"] == error_type
+
+
+async def test_session_without_model_config_fails_fast_with_setup_error(
+    api: httpx.AsyncClient,
+) -> None:
+    agent = (await api.post("/agent/", json={"name": "NoModel"}, headers=USER)).json()
+    session = await api.post("/sessions/", json={"agent_id": agent["agent_id"]}, headers=USER)
+    session_id = session.json()["session_id"]
+    (frames,) = await chat_and_collect(api, session_id, "hello")
+    assert [f.type for f in frames] == ["REPLY_START", "REPLY_END"]
+    assert frames[-1].data["error"]["type"] == "setup"
+    assert "chat_model_config" in frames[-1].data["error"]["message"]
+
+
+async def test_other_users_session_is_not_found(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    session_id = await make_session(api, openai_server.base_url)
+    mallory = {"X-User-ID": "mallory"}
+    for path in (f"/sessions/{session_id}/messages", f"/sessions/{session_id}/stream"):
+        response = await api.get(path, headers=mallory)
+        assert response.status_code == 404
+        assert session_id in response.json()["detail"]
+    body = {
+        "agent_id": await agent_of(api),
+        "session_id": session_id,
+        "input": {"name": "m", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+    }
+    assert (await api.post("/chat/", json=body, headers=mallory)).status_code == 404
+    assert (await api.get("/sessions/", headers=mallory)).json()["total"] == 0

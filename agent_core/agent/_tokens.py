@@ -1,0 +1,124 @@
+"""Token estimates for context management: how much of the model's window a prompt uses.
+
+The default estimate is AgentScope's: a quarter token per UTF-8 byte of text (rounded half up),
+a flat 2,000 tokens per data block, and tool schemas counted as their JSON. It needs no
+tokenizer, so it works for every provider; a host wanting exact counts plugs in its own
+`TokenCounter`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol
+
+from agent_core.message import (
+    ContentBlock,
+    DataBlock,
+    DataOrText,
+    HintBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from agent_core.model.base import ToolSchema
+
+DATA_BLOCK_TOKENS = 2_000
+"""Tokens charged for one data block (image, audio, file), whatever its size."""
+
+
+class TokenCounter(Protocol):
+    """Estimates how many tokens text, messages and tool schemas take in a model's window.
+
+    `count_messages` must be additive over blocks (the tokens of a message are the sum of the
+    tokens of its blocks): context compression sums block counts to decide where to cut.
+    """
+
+    def count_text(self, text: str) -> int:
+        """Return the tokens of a plain string."""
+        ...
+
+    def count_blocks(self, blocks: Sequence[ContentBlock]) -> int:
+        """Return the tokens of content blocks (as found in `Msg.content`)."""
+        ...
+
+    def count_messages(self, msgs: Sequence[Msg]) -> int:
+        """Return the tokens of messages: the sum of their blocks' tokens."""
+        ...
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Return the tokens of the tool schemas sent along with a prompt (0 for none)."""
+        ...
+
+
+class ByteTokenCounter:
+    """AgentScope's estimate: UTF-8 bytes / 4 rounded half up; 2,000 tokens per data block."""
+
+    def count_text(self, text: str) -> int:
+        """Return the UTF-8 byte length of `text` divided by 4, rounded half up."""
+        return (len(text.encode("utf-8")) + 2) // 4
+
+    def count_blocks(self, blocks: Sequence[ContentBlock]) -> int:
+        """Return the sum over blocks of their text tokens and 2,000 per data block."""
+        return sum(self._block(block) for block in blocks)
+
+    def count_messages(self, msgs: Sequence[Msg]) -> int:
+        """Return the sum of the tokens of every block of every message."""
+        return sum(self.count_blocks(msg.content) for msg in msgs)
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """Return the tokens of the schemas' JSON (0 when there are none)."""
+        if not tools:
+            return 0
+        payload = [tool.model_dump(mode="json") for tool in tools]
+        return self.count_text(json.dumps(payload, ensure_ascii=False))
+
+    def _block(self, block: ContentBlock) -> int:
+        match block:
+            case TextBlock():
+                return self.count_text(block.text)
+            case ThinkingBlock():
+                return self.count_text(block.thinking)
+            case DataBlock():
+                return DATA_BLOCK_TOKENS
+            case ToolCallBlock():
+                return self.count_text(block.name + block.input)
+            case ToolResultBlock():
+                return self.count_text(block.name) + self._output(block.output)
+            case HintBlock():
+                return self._output(block.hint)
+        return 0  # pragma: no cover - the match is exhaustive over ContentBlock
+
+    def _output(self, output: str | Sequence[DataOrText]) -> int:
+        if isinstance(output, str):
+            return self.count_text(output)
+        return self.count_blocks(output)
+
+
+DEFAULT_COUNTER: TokenCounter = ByteTokenCounter()
+"""The counter used when none is given."""
+
+
+def count_text(text: str, counter: TokenCounter | None = None) -> int:
+    """Return the tokens of `text` (default counter unless `counter` is given)."""
+    return (counter or DEFAULT_COUNTER).count_text(text)
+
+
+def count_messages(msgs: Sequence[Msg], counter: TokenCounter | None = None) -> int:
+    """Return the tokens of `msgs` (default counter unless `counter` is given)."""
+    return (counter or DEFAULT_COUNTER).count_messages(msgs)
+
+
+def count_tools(tools: Sequence[ToolSchema], counter: TokenCounter | None = None) -> int:
+    """Return the tokens of the tool schemas (default counter unless `counter` is given)."""
+    return (counter or DEFAULT_COUNTER).count_tools(tools)
+
+
+def count_content(content: str | Sequence[DataOrText], counter: TokenCounter | None = None) -> int:
+    """Return the tokens of text-or-blocks content (a summary, a tool result's output)."""
+    counter = counter or DEFAULT_COUNTER
+    if isinstance(content, str):
+        return counter.count_text(content)
+    return counter.count_blocks(content)

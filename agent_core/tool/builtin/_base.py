@@ -1,0 +1,211 @@
+"""What the built-in tools share: argument models, workspace paths, results and the read cache."""
+
+from __future__ import annotations
+
+import os
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agent_core.message import DataOrText, TextBlock, ToolResultState
+from agent_core.state import AgentState, ReadCacheEntry
+from agent_core.tool.base import ToolBase, ToolChunk
+from agent_core.tool.function import STATE_ARG, clean_schema, format_validation_error
+
+# Version-control metadata directories, never listed or searched.
+VCS_DIRS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
+
+
+class ToolInput(BaseModel):
+    """Base of the built-in tools' argument models.
+
+    Unknown arguments are ignored rather than rejected, so that a model prompted for a
+    look-alike tool (an extra flag or two) still gets its call through.
+    """
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema the model sees for an argument model.
+
+    Optional arguments are shown with their plain type (no `anyOf [..., null]`, no null
+    default), the way hand-written tool schemas declare them.
+
+    Args:
+        model: The argument model.
+
+    Returns:
+        A self-contained object schema.
+    """
+    schema = clean_schema(model.model_json_schema(by_alias=True))
+    for prop in schema.get("properties", {}).values():
+        variants = prop.get("anyOf")
+        if isinstance(variants, list) and {"type": "null"} in variants:
+            rest = [v for v in variants if v != {"type": "null"}]
+            if len(rest) == 1:
+                del prop["anyOf"]
+                prop.update(rest[0])
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+    schema.pop("additionalProperties", None)
+    return schema
+
+
+def done(text: str, *, error: bool = False, **metadata: Any) -> ToolChunk:
+    """The final chunk of a call: `text` as SUCCESS (or ERROR), with optional metadata."""
+    return done_blocks([TextBlock(text=text)], error=error, **metadata)
+
+
+def done_blocks(blocks: list[DataOrText], *, error: bool = False, **metadata: Any) -> ToolChunk:
+    """The final chunk of a call carrying arbitrary output blocks."""
+    state = ToolResultState.ERROR if error else ToolResultState.SUCCESS
+    return ToolChunk(content=blocks, state=state, metadata=metadata, is_last=True)
+
+
+P = TypeVar("P", bound=ToolInput)
+
+
+class BuiltinTool(ToolBase, Generic[P]):
+    """A built-in tool: validates its arguments with `input_model`, then runs `run`.
+
+    Invalid arguments become an ERROR result. State-injected tools called without an agent
+    state fail the same way (the toolkit always provides one).
+    """
+
+    input_model: type[P]
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> AsyncGenerator[ToolChunk, None]:
+        """Validate the keyword arguments and stream the tool's output.
+
+        Args:
+            *args: Unused; tools are always called with keyword arguments.
+            **kwargs: The tool arguments, as sent by the model, plus `_agent_state` for
+                state-injected tools.
+
+        Yields:
+            Output chunks; the last one has `is_last=True` and a final state.
+        """
+        state = kwargs.pop(STATE_ARG, None)
+        if self.is_state_injected and not isinstance(state, AgentState):
+            yield done(f"Tool '{self.name}' needs the agent state to run.", error=True)
+            return
+        try:
+            params = self.input_model.model_validate(self.prepare(kwargs))
+        except ValidationError as exc:
+            yield done(format_validation_error(self.name, exc), error=True)
+            return
+        async for chunk in self.run(params, state):
+            yield chunk
+
+    def prepare(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Rewrite raw arguments before validation (aliases a model might use); default: none."""
+        return kwargs
+
+    @abstractmethod
+    def run(self, params: P, state: AgentState | None) -> AsyncIterator[ToolChunk]:
+        """Execute the call on validated arguments, streaming chunks (the last one final).
+
+        Args:
+            params: The validated arguments.
+            state: The agent state for state-injected tools, otherwise None.
+
+        Returns:
+            An async iterator of chunks.
+        """
+
+
+class Workspace:
+    """A tool's working directory: where relative paths point and commands run."""
+
+    def __init__(self, cwd: str | Path) -> None:
+        """Bind to `cwd` (made absolute; it need not exist yet).
+
+        Args:
+            cwd: The workspace directory.
+        """
+        self.cwd = Path(os.path.abspath(Path(cwd).expanduser()))
+
+    def path(self, raw: str) -> Path:
+        """The absolute path `raw` names (`~` expanded, relative to the workspace).
+
+        The result is joined, not resolved, so the operating system interprets `..` and
+        symlinks when the file is opened.
+        """
+        path = Path(raw).expanduser()
+        return path if path.is_absolute() else self.cwd / path
+
+    def display(self, raw: str) -> str:
+        """How to name `raw` to the model: absolute and lexically normalised."""
+        return os.path.normpath(self.path(raw))
+
+
+def cache_key(path: Path) -> str:
+    """The identity of a file in the read cache: its real path (symlinks and `..` resolved)."""
+    return os.path.realpath(path)
+
+
+def cached(state: AgentState, path: Path) -> ReadCacheEntry | None:
+    """The read-cache entry for `path`, if it has been read."""
+    key = cache_key(path)
+    for entry in state.tool_context.read_file_cache:
+        if entry.file_path == key:
+            return entry
+    return None
+
+
+def remember(state: AgentState, path: Path, lines: list[str] | None) -> None:
+    """Record that `path` was read (or written) as it is on disk now.
+
+    The newest entry goes last. Entries beyond `max_cache_files` are dropped oldest first;
+    beyond `max_cache_bytes` of kept content, older entries lose their lines but stay as
+    read markers, so the persisted state stays small without forgetting what was read.
+
+    Args:
+        state: The agent state holding the cache.
+        path: The file.
+        lines: The file's lines to keep, or None to keep only the read marker.
+    """
+    context = state.tool_context
+    key = cache_key(path)
+    kept = [e for e in context.read_file_cache if e.file_path != key]
+    size = float(sum(len(line.encode()) for line in lines)) if lines else 0.0
+    if size > context.max_cache_bytes:
+        lines, size = None, 0.0
+    entry = ReadCacheEntry(
+        file_path=key, lines=lines or [], updated_at=os.stat(key).st_mtime, bytes=size
+    )
+    kept.append(entry)
+    del kept[: max(0, len(kept) - context.max_cache_files)]
+    total = sum(e.bytes for e in kept)
+    for old in kept[:-1]:
+        if total <= context.max_cache_bytes:
+            break
+        total -= old.bytes
+        old.lines, old.bytes = [], 0.0
+    context.read_file_cache = kept
+
+
+def stale_reason(state: AgentState, path: Path, shown: str) -> str | None:
+    """Why an existing file may not be changed yet (not read, or changed since), or None.
+
+    Args:
+        state: The agent state holding the read cache.
+        path: The existing file about to be written.
+        shown: The file's name as shown to the model.
+
+    Returns:
+        An error message for the model, or None when the file may be written.
+    """
+    entry = cached(state, path)
+    if entry is None:
+        return f"File {shown} exists but has not been read yet. Read it first before writing to it."
+    if os.stat(path).st_mtime != entry.updated_at:
+        return (
+            f"File {shown} has been modified since it was last read. Read it again before "
+            "writing to it."
+        )
+    return None

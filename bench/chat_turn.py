@@ -1,0 +1,86 @@
+"""POST /chat → REPLY_END latency over the full stack, and the RSS of one session actor.
+
+Run: python bench/chat_turn.py [--turns 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+import httpx
+import psutil
+import ray
+from _harness import percentiles, service_stack
+
+from actors._remote import session_actor_name
+
+USER = {"X-User-ID": "bench"}
+
+
+async def run(turns: int) -> None:
+    with service_stack() as stack:
+        async with httpx.AsyncClient(base_url=stack.base_url, timeout=60) as api:
+            agent_id = (await api.post("/agent/", json={"name": "Bench"}, headers=USER)).json()[
+                "agent_id"
+            ]
+            cred = {
+                "type": "openai_credential",
+                "api_key": "sk-bench",
+                "base_url": stack.model_server.base_url,
+            }
+            cred_id = (await api.post("/credential/", json={"data": cred}, headers=USER)).json()[
+                "credential_id"
+            ]
+            model = {
+                "type": "openai_credential",
+                "credential_id": cred_id,
+                "model": "m",
+                "parameters": {},
+            }
+            session_id = (
+                await api.post(
+                    "/sessions/",
+                    json={"agent_id": agent_id, "chat_model_config": model},
+                    headers=USER,
+                )
+            ).json()["session_id"]
+            body = {
+                "agent_id": agent_id,
+                "session_id": session_id,
+                "input": {"name": "u", "role": "user", "content": "hi"},
+            }
+            latencies: list[float] = []
+            async with api.stream("GET", f"/sessions/{session_id}/stream", headers=USER) as sse:
+                lines = sse.aiter_lines()
+                for turn in range(turns + 5):
+                    start = time.perf_counter()
+                    response = await api.post("/chat/", json=body, headers=USER)
+                    response.raise_for_status()
+                    async for line in lines:
+                        if (
+                            line.startswith("data: ")
+                            and json.loads(line[6:])["type"] == "REPLY_END"
+                        ):
+                            break
+                    if turn >= 5:  # the first turns pay for actor activation and warm-up
+                        latencies.append((time.perf_counter() - start) * 1000)
+            actor = ray.get_actor(session_actor_name(session_id), namespace="troupe-bench")
+            rss = psutil.Process(ray.get(actor.pid.remote())).memory_info().rss / 2**20
+    print(
+        f"chat turn (POST /chat -> REPLY_END, {turns} turns, instant model): "
+        f"{percentiles(latencies)}"
+    )
+    print(f"session actor RSS after {turns + 5} turns: {rss:.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=100)
+    asyncio.run(run(parser.parse_args().turns))
+
+
+if __name__ == "__main__":
+    main()
