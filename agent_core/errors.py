@@ -9,6 +9,7 @@ escape a reply; what does escape is one of these::
     │   ├── ModelConnectionError     the provider could not be reached / the stream broke
     │   └── ModelResponseError       the provider's answer could not be understood
     ├── ToolError                    a tool is misconfigured or misused by the caller
+    ├── MCPError                     an MCP client is misconfigured or its server is unreachable
     └── CredentialError              a credential is unknown or invalid
 
 Every exception pickles (Ray re-raises them across processes).
@@ -51,6 +52,13 @@ class ModelResponseError(ModelError):
 
 class ToolError(AgentCoreError):
     """A tool is misconfigured or was registered/called incorrectly."""
+
+
+class MCPError(AgentCoreError):
+    """An MCP client is misconfigured, or could not connect to / list the tools of its server.
+
+    Failed tool *calls* never raise this: they end in an ERROR tool result the model sees.
+    """
 
 
 class CredentialError(AgentCoreError):

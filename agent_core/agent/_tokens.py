@@ -12,6 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.agent._config import ContextConfig
 from agent_core.message import (
     ContentBlock,
     DataBlock,
@@ -122,3 +125,74 @@ def count_content(content: str | Sequence[DataOrText], counter: TokenCounter | N
     if isinstance(content, str):
         return counter.count_text(content)
     return counter.count_blocks(content)
+
+
+class ContextUsage(BaseModel):
+    """Tokens a prompt takes, measured against the compression thresholds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system_prompt_tokens: int
+    summary_tokens: int
+    context_tokens: int
+    tools_tokens: int
+    context_length: int = Field(description="The model's context length in tokens.")
+    threshold: float = Field(description="trigger_ratio x context_length.")
+    buffer_threshold: float = Field(
+        description="(trigger_ratio - context_buffer_ratio) x context_length."
+    )
+
+    @property
+    def total(self) -> int:
+        """Tokens of the whole prompt."""
+        layers = (self.system_prompt_tokens, self.summary_tokens, self.context_tokens)
+        return sum(layers) + self.tools_tokens
+
+    @property
+    def needs_compression(self) -> bool:
+        """Whether the prompt is past the compression threshold."""
+        return self.total > self.threshold
+
+    @property
+    def near_compression(self) -> bool:
+        """Whether the prompt is within the buffer ahead of the threshold (or past it)."""
+        return self.total > self.buffer_threshold
+
+
+def measure_context(
+    system_prompt: str,
+    summary: str | Sequence[DataOrText],
+    context: Sequence[Msg],
+    tools: Sequence[ToolSchema],
+    model_context_length: int,
+    config: ContextConfig,
+    counter: TokenCounter | None = None,
+) -> ContextUsage:
+    """Count the prompt's tokens, layer by layer, against the thresholds of `config`."""
+    counter = counter or DEFAULT_COUNTER
+    return ContextUsage(
+        system_prompt_tokens=counter.count_text(system_prompt),
+        summary_tokens=count_content(summary, counter),
+        context_tokens=counter.count_messages(context),
+        tools_tokens=counter.count_tools(tools),
+        context_length=model_context_length,
+        threshold=config.trigger_ratio * model_context_length,
+        buffer_threshold=(config.trigger_ratio - config.context_buffer_ratio)
+        * model_context_length,
+    )
+
+
+def needs_compression(
+    system_prompt: str,
+    summary: str | Sequence[DataOrText],
+    context: Sequence[Msg],
+    tools: Sequence[ToolSchema],
+    model_context_length: int,
+    config: ContextConfig,
+    counter: TokenCounter | None = None,
+) -> bool:
+    """Whether the prompt exceeds `trigger_ratio` x `model_context_length` tokens."""
+    usage = measure_context(
+        system_prompt, summary, context, tools, model_context_length, config, counter
+    )
+    return usage.needs_compression

@@ -24,16 +24,6 @@ ModelCallHandler = Callable[..., Awaitable[ModelCallResult]]
 CompressHandler = Callable[..., Awaitable[None]]
 """The inner layer of `on_compress_context`: await it with keyword arguments."""
 
-HOOK_NAMES = (
-    "on_reply",
-    "on_reasoning",
-    "on_acting",
-    "on_model_call",
-    "on_compress_context",
-    "on_system_prompt",
-    "list_tools",
-)
-
 
 class MiddlewareBase:
     """Custom logic around an agent's reply, reasoning, acting, model calls and context.

@@ -70,10 +70,9 @@ P = TypeVar("P", bound=ToolInput)
 
 
 class BuiltinTool(ToolBase, Generic[P]):
-    """A built-in tool: validates its arguments with `input_model`, then runs `run`.
+    """A built-in tool: validates its arguments with `input_model`, then executes.
 
-    Invalid arguments become an ERROR result. State-injected tools called without an agent
-    state fail the same way (the toolkit always provides one).
+    Invalid arguments become an ERROR result rather than an exception.
     """
 
     input_model: type[P]
@@ -90,15 +89,12 @@ class BuiltinTool(ToolBase, Generic[P]):
             Output chunks; the last one has `is_last=True` and a final state.
         """
         state = kwargs.pop(STATE_ARG, None)
-        if self.is_state_injected and not isinstance(state, AgentState):
-            yield done(f"Tool '{self.name}' needs the agent state to run.", error=True)
-            return
         try:
             params = self.input_model.model_validate(self.prepare(kwargs))
         except ValidationError as exc:
             yield done(format_validation_error(self.name, exc), error=True)
             return
-        async for chunk in self.run(params, state):
+        async for chunk in self.execute(params, state):
             yield chunk
 
     def prepare(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -106,12 +102,49 @@ class BuiltinTool(ToolBase, Generic[P]):
         return kwargs
 
     @abstractmethod
-    def run(self, params: P, state: AgentState | None) -> AsyncIterator[ToolChunk]:
+    def execute(self, params: P, state: object) -> AsyncIterator[ToolChunk]:
+        """Run on validated arguments and whatever state the toolkit injected."""
+
+
+class StatelessTool(BuiltinTool[P]):
+    """A built-in tool that does not use the agent state."""
+
+    def execute(self, params: P, state: object) -> AsyncIterator[ToolChunk]:
+        """Run the tool, ignoring `state`."""
+        return self.run(params)
+
+    @abstractmethod
+    def run(self, params: P) -> AsyncIterator[ToolChunk]:
         """Execute the call on validated arguments, streaming chunks (the last one final).
 
         Args:
             params: The validated arguments.
-            state: The agent state for state-injected tools, otherwise None.
+
+        Returns:
+            An async iterator of chunks.
+        """
+
+
+class StatefulTool(BuiltinTool[P]):
+    """A built-in tool that reads or changes the agent state (`is_state_injected`)."""
+
+    is_state_injected = True
+
+    async def execute(self, params: P, state: object) -> AsyncIterator[ToolChunk]:
+        """Run the tool on the injected agent state; without one, fail the call."""
+        if not isinstance(state, AgentState):
+            yield done(f"Tool '{self.name}' needs the agent state to run.", error=True)
+            return
+        async for chunk in self.run(params, state):
+            yield chunk
+
+    @abstractmethod
+    def run(self, params: P, state: AgentState) -> AsyncIterator[ToolChunk]:
+        """Execute the call on validated arguments, streaming chunks (the last one final).
+
+        Args:
+            params: The validated arguments.
+            state: The agent state, changed in place.
 
         Returns:
             An async iterator of chunks.

@@ -1,0 +1,203 @@
+"""`Bash`: run a shell command in the workspace, streaming its output."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from agent_core.message import DataOrText, TextBlock
+from agent_core.permission.types import (
+    PermissionBehavior,
+    PermissionContext,
+    PermissionDecision,
+    PermissionRule,
+)
+from agent_core.tool.base import ToolChunk
+from agent_core.tool.builtin._base import (
+    StatelessTool,
+    ToolInput,
+    Workspace,
+    done,
+    done_blocks,
+    input_schema,
+)
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+_READ_SIZE = 65_536
+
+
+class BashInput(ToolInput):
+    """Arguments of `Bash`."""
+
+    command: str = Field(description="The bash command to run.")
+    description: str | None = Field(
+        default=None,
+        description=(
+            "A short description of what the command does (5-10 words), shown to the user."
+        ),
+    )
+    timeout: int = Field(
+        default=DEFAULT_TIMEOUT_MS,
+        ge=0,
+        description=(
+            f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})."
+        ),
+        json_schema_extra={"maximum": MAX_TIMEOUT_MS},
+    )
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """Kill the command and everything it started in its process group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+class Bash(StatelessTool[BashInput]):
+    """Run `bash -c <command>` in the workspace directory.
+
+    Output (stdout and stderr, interleaved as written) streams back in chunks while the
+    command runs. The final chunk reports a non-zero exit code in its text, and always in its
+    metadata as `exit_code`; a non-zero exit or a timeout ends the call in ERROR. On timeout
+    the whole process group is killed. Each call starts a fresh shell in the workspace
+    directory, so `cd` and variables do not carry over between calls.
+    """
+
+    name = "Bash"
+    description = (
+        "Run a bash command and return its output (stdout and stderr together).\n\n"
+        "- Every command starts in the workspace directory in a fresh shell; `cd` and "
+        "environment changes do not persist between calls. Prefer absolute paths.\n"
+        "- Quote paths that contain spaces.\n"
+        "- The default timeout is 2 minutes (max 10 minutes), given in milliseconds; on "
+        "timeout the command and its children are killed.\n"
+        "- A process meant to keep running (a server, a watcher) must run detached with its "
+        "output redirected, e.g. `nohup cmd > /tmp/cmd.log 2>&1 &`; otherwise the call waits "
+        "for it until the timeout.\n"
+        "- Prefer the Read, Write, Edit, Glob and Grep tools over cat, echo/sed, find and grep.\n"
+        "- Chain dependent commands with `&&`; issue independent commands as separate calls."
+    )
+    input_model = BashInput
+    input_schema = input_schema(BashInput)
+
+    def __init__(
+        self,
+        cwd: str | Path,
+        *,
+        additional_dangerous_files: Sequence[str] = (),
+        additional_dangerous_directories: Sequence[str] = (),
+        max_output_chars: int = 100_000,
+    ) -> None:
+        """Create the tool for the workspace at `cwd`.
+
+        Args:
+            cwd: The workspace directory; commands start there.
+            additional_dangerous_files: File names that always need confirmation, on top of
+                the permission system's defaults.
+            additional_dangerous_directories: Directory names that always need
+                confirmation, on top of the defaults.
+            max_output_chars: Output beyond this many characters is dropped (and counted).
+        """
+        self.workspace = Workspace(cwd)
+        self.additional_dangerous_files = list(additional_dangerous_files)
+        self.additional_dangerous_directories = list(additional_dangerous_directories)
+        self.max_output_chars = max_output_chars
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        """Layered safety analysis of the command (see the permission system)."""
+        return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+
+    async def check_read_only(self, tool_input: dict[str, Any]) -> bool:
+        """Whether the command only reads (every subcommand is a known read-only command)."""
+        return False
+
+    def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
+        """Prefix matching: `git commit:*` matches every `git commit ...` command."""
+        return rule_content is None
+
+    def generate_suggestions(self, tool_input: dict[str, Any]) -> list[PermissionRule]:
+        """Suggest a prefix rule from the command's first two words (`git commit:*`)."""
+        return []
+
+    async def run(self, params: BashInput) -> AsyncIterator[ToolChunk]:
+        """Start the command and stream its output until it exits or times out."""
+        timeout_ms = params.timeout or DEFAULT_TIMEOUT_MS
+        seconds = min(timeout_ms, MAX_TIMEOUT_MS) / 1000
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                params.command,
+                cwd=self.workspace.cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            yield done(f"Cannot start bash in {self.workspace.cwd}: {exc}", error=True)
+            return
+        stream = self._stream(process, seconds)
+        try:
+            async with contextlib.aclosing(stream):
+                async for chunk in stream:
+                    yield chunk
+        finally:
+            if process.returncode is None:  # timed out, or the caller stopped listening
+                _kill_group(process)
+
+    async def _stream(
+        self, process: asyncio.subprocess.Process, seconds: float
+    ) -> AsyncIterator[ToolChunk]:
+        assert process.stdout is not None
+        deadline = asyncio.get_running_loop().time() + seconds
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        shown = dropped = 0
+        ends_with_newline = True
+        timed_out = False
+        while True:
+            # The deadline scopes each read only: a timeout must never fire while the
+            # consumer holds a yielded chunk.
+            try:
+                async with asyncio.timeout_at(deadline):
+                    data = await process.stdout.read(_READ_SIZE)
+            except TimeoutError:
+                timed_out = True
+                break
+            text = decoder.decode(data, final=not data)
+            keep = text[: max(0, self.max_output_chars - shown)]
+            shown += len(keep)
+            dropped += len(text) - len(keep)
+            if keep:
+                ends_with_newline = keep.endswith("\n")
+                yield ToolChunk(content=[TextBlock(text=keep)])
+            if not data:
+                break
+        if timed_out:
+            _kill_group(process)
+        code = await process.wait()
+        notes: list[str] = []
+        if dropped:
+            notes.append(f"[Output truncated: {dropped} more characters were not shown.]")
+        if timed_out:
+            notes.append(f"Command timed out after {seconds:g} seconds and was killed.")
+        elif code != 0:
+            notes.append(f"Exit code: {code}")
+        text = "\n".join(notes)
+        if text and not ends_with_newline:
+            text = "\n" + text
+        metadata: dict[str, Any] = {"exit_code": None if timed_out else code}
+        if timed_out:
+            metadata["timed_out"] = True
+        blocks: list[DataOrText] = [TextBlock(text=text)] if text else []
+        yield done_blocks(blocks, error=timed_out or code != 0, **metadata)

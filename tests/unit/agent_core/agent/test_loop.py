@@ -1,0 +1,169 @@
+"""The ReAct loop on the scripted model: events, folding, iterations, retries, hints."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_core.agent import Agent, ModelConfig, ReActConfig
+from agent_core.errors import ModelConnectionError, ModelHTTPError
+from agent_core.event import AgentEvent, ReplyStartEvent
+from agent_core.message import AssistantMsg, HintBlock, Msg, UserMsg
+from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
+from agent_core.tool import FunctionTool, Toolkit
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+
+async def slow_echo(text: str) -> str:
+    """Echo after a pause.
+
+    Args:
+        text: What to echo.
+    """
+    await asyncio.sleep(0.05)
+    return text
+
+
+async def collect(agent: Agent, msg: Msg | None) -> list[AgentEvent]:
+    return [event async for event in agent.reply_stream(msg)]
+
+
+def fold(events: list[AgentEvent]) -> Msg:
+    start = events[0]
+    assert isinstance(start, ReplyStartEvent)
+    msg = AssistantMsg(start.name, [], id=start.reply_id, created_at=start.created_at)
+    for event in events[1:]:
+        msg.append_event(event)
+    return msg
+
+
+async def test_tool_turn_event_order_and_fold_equals_state() -> None:
+    model = ScriptedChatModel(
+        [ScriptedResponse(text="Adding.", tool_calls=[ScriptedToolCall("add", {"a": 2, "b": 3})]),
+         "It is 5."]
+    )
+    agent = Agent("bot", "You add.", model, Toolkit([add]))
+    events = await collect(agent, UserMsg("u", "2+3?"))
+    types = [e.type for e in events]
+    assert types[0] == "REPLY_START"
+    assert types[-1] == "REPLY_END"
+    assert types.index("TOOL_CALL_END") < types.index("TOOL_RESULT_START")
+    reply = agent.state.context[-1]
+    assert fold(events) == reply
+    assert reply.get_content_blocks("tool_result")[0].output_text() == "5"
+    assert reply.get_text_content() == "Adding.\nIt is 5."
+    assert agent.state.reply_context.reply_id == ""
+    # The second model call saw the tool result.
+    assert model.calls[1][-1].get_content_blocks("tool_result")
+
+
+async def test_reply_returns_the_final_message() -> None:
+    agent = Agent("bot", "hi", ScriptedChatModel(["Hello!"]))
+    msg = await agent.reply(UserMsg("u", "hi"))
+    assert msg.get_text_content() == "Hello!"
+    assert msg.finished_reason == "completed"
+    assert [m.role for m in agent.state.context] == ["user", "assistant"]
+
+
+async def test_max_iters_forces_a_text_only_call() -> None:
+    loop_call = ScriptedResponse(tool_calls=[ScriptedToolCall("add", {"a": 1, "b": 1})])
+    model = ScriptedChatModel([loop_call, loop_call, "Giving up."])
+    agent = Agent("bot", "x", model, Toolkit([add]), react_config=ReActConfig(max_iters=2))
+    events = await collect(agent, UserMsg("u", "loop"))
+    types = [e.type for e in events]
+    assert "EXCEED_MAX_ITERS" in types
+    assert events[-1].finished_reason == "exceed_max_iters"  # type: ignore[union-attr]
+    assert agent.state.context[-1].get_text_content() == "Giving up."
+
+
+async def test_retryable_errors_are_retried_then_fallback_model_answers() -> None:
+    failing = ScriptedChatModel([
+        ScriptedResponse(error=ModelHTTPError(503, "m", "busy")),
+        ScriptedResponse(error=ModelConnectionError("reset")),
+    ])
+    fallback = ScriptedChatModel(["from fallback"], model_name="fallback")
+    config = ModelConfig(max_retries=1, retry_backoff=0, fallback_model=fallback)
+    agent = Agent("bot", "x", failing, model_config=config)
+    msg = await agent.reply(UserMsg("u", "hi"))
+    assert msg.get_text_content() == "from fallback"
+    assert len(failing.calls) == 2
+
+
+async def test_non_retryable_error_ends_reply_with_error_info() -> None:
+    model = ScriptedChatModel([ScriptedResponse(error=ModelHTTPError(401, "m", "bad key"))])
+    agent = Agent("bot", "x", model, model_config=ModelConfig(retry_backoff=0))
+    msg = await agent.reply(UserMsg("u", "hi"))
+    assert msg.finished_reason == "error"
+    assert msg.error is not None
+    assert msg.error.type == "authentication"
+    assert len(model.calls) == 1
+
+
+async def test_concurrency_safe_calls_run_together() -> None:
+    tool = FunctionTool(slow_echo, is_concurrency_safe=True)
+    calls = [ScriptedToolCall("slow_echo", {"text": str(i)}) for i in range(5)]
+    model = ScriptedChatModel([ScriptedResponse(tool_calls=calls), "done"])
+    agent = Agent("bot", "x", model, Toolkit([tool]))
+    events = await collect(agent, UserMsg("u", "go"))
+    starts = [i for i, e in enumerate(events) if e.type == "TOOL_RESULT_START"]
+    first_end = next(i for i, e in enumerate(events) if e.type == "TOOL_RESULT_END")
+    assert len(starts) == 5
+    assert all(s < first_end for s in starts)  # all started before any finished
+    results = agent.state.context[-1].get_content_blocks("tool_result")
+    assert sorted(r.output_text() for r in results) == ["0", "1", "2", "3", "4"]
+
+
+class QueueHints:
+    def __init__(self, *hints: str) -> None:
+        self.pending = [HintBlock(hint=h, source='{"label": "team"}') for h in hints]
+
+    async def drain(self) -> list[HintBlock]:
+        taken, self.pending = self.pending, []
+        return taken
+
+
+async def test_hints_are_injected_before_reasoning() -> None:
+    model = ScriptedChatModel(["ok"])
+    agent = Agent("bot", "x", model, hint_source=QueueHints("<team-message>hi</team-message>"))
+    events = await collect(agent, None)
+    assert [e.type for e in events][:3] == ["REPLY_START", "HINT_BLOCK", "MODEL_CALL_START"]
+    assert agent.state.context[-1].get_content_blocks("hint")[0].hint == (
+        "<team-message>hi</team-message>"
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=30),
+            st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_folding_any_real_run_equals_the_persisted_message(
+    steps: list[tuple[str, list[tuple[int, int]]]],
+) -> None:
+    script: list[ScriptedResponse | str] = [
+        ScriptedResponse(text=text, tool_calls=[ScriptedToolCall("add", {"a": a, "b": b})
+                                                for a, b in calls])
+        for text, calls in steps
+    ]
+    script.append("final")
+    agent = Agent("bot", "x", ScriptedChatModel(script, chunk_size=3), Toolkit([add]),
+                  react_config=ReActConfig(max_iters=10))
+    events = asyncio.run(collect(agent, UserMsg("u", "go")))
+    assert fold(events) == agent.state.context[-1]
