@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agent_core.message import HintBlock, Msg, ToolResultBlock
+from agent_core.message import HintBlock, Msg, ToolCallBlock, ToolResultBlock
+
+if TYPE_CHECKING:
+    from agent_core.tool.base import ToolChunk
 
 
 class HintSource(Protocol):
@@ -50,5 +55,25 @@ class Offloader(Protocol):
         Raises:
             Exception: the backend's own error (e.g. `WorkspaceError`) when it cannot persist;
                 the agent lets it propagate.
+        """
+        ...
+
+
+class BackgroundSink(Protocol):
+    """Takes over tool calls that outlive their foreground timeout.
+
+    The agent gives the model a placeholder result and hands the still-running call over; the
+    sink finishes it and reports the outcome back to the agent (e.g. as a hint in its inbox).
+    """
+
+    def adopt(
+        self,
+        call: ToolCallBlock,
+        next_chunk: asyncio.Future[ToolChunk],
+        rest: AsyncIterator[ToolChunk],
+    ) -> None:
+        """Own the call from now on: await `next_chunk`, then read `rest` to its end.
+
+        Must not block; the agent continues its reply right after this returns.
         """
         ...

@@ -20,7 +20,9 @@ from agent_core.message import (
     ToolCallBlock,
     ToolResultState,
 )
+from agent_core.ports import BackgroundSink
 from agent_core.tool import Toolkit
+from agent_core.tool.base import ToolChunk
 
 
 def _chunk_output_events(
@@ -50,16 +52,64 @@ def _chunk_output_events(
     return events
 
 
+def background_placeholder(call: ToolCallBlock, after: float) -> str:
+    """What the model reads in place of a result that moved to the background."""
+    return (
+        f"<system-reminder>Tool '{call.name}' is running in background (id={call.id}) for over "
+        f"{after:.1f}s. You will be notified automatically when it finishes, so **DO NOT** poll, "
+        "query, or wait for the result yourself. Continue with other independent work, or end "
+        "your reply if nothing else can be done until it finishes.</system-reminder>"
+    )
+
+
+async def _chunks_with_deadline(
+    call: ToolCallBlock,
+    chunks: AsyncIterator[ToolChunk],
+    foreground_limit: float | None,
+    sink: BackgroundSink | None,
+) -> AsyncIterator[ToolChunk | None]:
+    """Yield the tool's chunks; at the deadline hand the rest to `sink` and yield None."""
+    if sink is None or foreground_limit is None:
+        async for chunk in chunks:
+            yield chunk
+        return
+    # Not asyncio.timeout: expiry must hand the running call over, not cancel it.
+    deadline = asyncio.get_running_loop().time() + foreground_limit
+    while True:
+        pending: asyncio.Future[ToolChunk] = asyncio.ensure_future(anext(chunks))
+        remaining = deadline - asyncio.get_running_loop().time()
+        done, _ = await asyncio.wait({pending}, timeout=max(remaining, 0))
+        if not done:
+            sink.adopt(call, pending, chunks)
+            yield None
+            return
+        try:
+            yield pending.result()
+        except StopAsyncIteration:
+            return
+
+
 async def _run_one(
-    reply: ReplyBuilder, toolkit: Toolkit, call: ToolCallBlock
+    reply: ReplyBuilder, toolkit: Toolkit, call: ToolCallBlock, background: _Background
 ) -> AsyncIterator[AgentEvent]:
     yield ToolResultStartEvent(
         reply_id=reply.reply_id, tool_call_id=call.id, tool_call_name=call.name
     )
     state = ToolResultState.SUCCESS
     metadata: dict[str, object] = {}
+    tool = toolkit.get(call.name)
+    timeout = tool.timeout if tool is not None and tool.timeout is not None else background.timeout
     try:
-        async for chunk in toolkit.call(call):
+        chunks = _chunks_with_deadline(call, toolkit.call(call), timeout, background.sink)
+        async for chunk in chunks:
+            if chunk is None:
+                metadata["background"] = True
+                yield ToolResultTextDeltaEvent(
+                    reply_id=reply.reply_id,
+                    tool_call_id=call.id,
+                    delta=background_placeholder(call, timeout or 0.0),
+                )
+                break
             for event in _chunk_output_events(reply, call, chunk.content):
                 yield event
             metadata.update(chunk.metadata)
@@ -117,15 +167,32 @@ def _all_safe(toolkit: Toolkit, batch: list[ToolCallBlock]) -> bool:
     return all((t := toolkit.get(c.name)) is not None and t.is_concurrency_safe for c in batch)
 
 
+class _Background:
+    """Where and after how long tool calls move to the background (no sink: never)."""
+
+    def __init__(self, sink: BackgroundSink | None, timeout: float | None) -> None:
+        self.sink = sink
+        self.timeout = timeout
+
+
 async def act(
-    reply: ReplyBuilder, toolkit: Toolkit, calls: list[ToolCallBlock]
+    reply: ReplyBuilder,
+    toolkit: Toolkit,
+    calls: list[ToolCallBlock],
+    sink: BackgroundSink | None = None,
+    tool_timeout: float | None = None,
 ) -> AsyncIterator[AgentEvent]:
-    """Execute `calls` (concurrency-safe neighbours together, others in order), yielding events."""
+    """Execute `calls` (concurrency-safe neighbours together, others in order), yielding events.
+
+    With a `sink`, a call still running after its timeout (the tool's own, else `tool_timeout`)
+    gets a placeholder result and finishes in the background.
+    """
+    background = _Background(sink, tool_timeout)
     for batch in _batches(toolkit, calls):
         stream = (
-            _run_one(reply, toolkit, batch[0])
+            _run_one(reply, toolkit, batch[0], background)
             if len(batch) == 1
-            else _merge([_run_one(reply, toolkit, call) for call in batch])
+            else _merge([_run_one(reply, toolkit, call, background) for call in batch])
         )
         async for event in stream:
             yield reply.emit(event)

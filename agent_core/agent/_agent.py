@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 
 from agent_core._ids import new_id
@@ -16,9 +17,13 @@ from agent_core.event import (
     HintBlockEvent,
     ReplyEndEvent,
     ReplyStartEvent,
+    TextBlockDeltaEvent,
+    TextBlockEndEvent,
+    TextBlockStartEvent,
     ToolResultEndEvent,
     ToolResultStartEvent,
     ToolResultTextDeltaEvent,
+    UserInterruptEvent,
 )
 from agent_core.message import (
     AssistantMsg,
@@ -30,35 +35,33 @@ from agent_core.message import (
     ToolResultState,
 )
 from agent_core.model.base import ChatModelBase
-from agent_core.ports import HintSource
+from agent_core.ports import BackgroundSink, HintSource
 from agent_core.state import AgentState, ReplyContext
 from agent_core.tool import Toolkit
 
 AgentInput = Msg | Sequence[Msg] | None
 
 
-def _close_unanswered_calls(reply: ReplyBuilder, reason: str) -> list[AgentEvent]:
-    """Give every tool call without a result an error result, so the context stays well-formed."""
-    answered = {b.id for b in reply.msg.content if isinstance(b, ToolResultBlock)}
+def _close_unanswered_calls(
+    reply: ReplyBuilder, reason: str, state: ToolResultState = ToolResultState.ERROR
+) -> list[AgentEvent]:
+    """End every tool call that has no finished result, so the context stays well-formed."""
+    results = {b.id: b for b in reply.msg.content if isinstance(b, ToolResultBlock)}
     events: list[AgentEvent] = []
     for call in reply.msg.get_content_blocks("tool_call"):
-        if call.id in answered:
+        result = results.get(call.id)
+        if result is not None and result.state is not ToolResultState.RUNNING:
             continue
         rid, cid = reply.reply_id, call.id
-        events += [
-            reply.emit(
-                ToolResultStartEvent(reply_id=rid, tool_call_id=cid, tool_call_name=call.name)
-            ),
-            reply.emit(
-                ToolResultTextDeltaEvent(
-                    reply_id=rid,
-                    tool_call_id=cid,
-                    delta=f"Not executed: the reply failed ({reason}).",
+        if result is None:
+            events.append(
+                reply.emit(
+                    ToolResultStartEvent(reply_id=rid, tool_call_id=cid, tool_call_name=call.name)
                 )
-            ),
-            reply.emit(
-                ToolResultEndEvent(reply_id=rid, tool_call_id=cid, state=ToolResultState.ERROR)
-            ),
+            )
+        events += [
+            reply.emit(ToolResultTextDeltaEvent(reply_id=rid, tool_call_id=cid, delta=reason)),
+            reply.emit(ToolResultEndEvent(reply_id=rid, tool_call_id=cid, state=state)),
         ]
     return events
 
@@ -81,6 +84,8 @@ class Agent:
         context_config: ContextConfig | None = None,
         react_config: ReActConfig | None = None,
         hint_source: HintSource | None = None,
+        background_sink: BackgroundSink | None = None,
+        tool_timeout: float = 10.0,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
@@ -91,6 +96,8 @@ class Agent:
         self.context_config = context_config or ContextConfig()
         self.react_config = react_config or ReActConfig()
         self.hint_source = hint_source
+        self.background_sink = background_sink
+        self.tool_timeout = tool_timeout
 
     async def observe(self, msgs: Msg | Sequence[Msg]) -> None:
         """Add messages to the context without replying."""
@@ -108,7 +115,12 @@ class Agent:
         raise RuntimeError("the reply produced no message")  # unreachable: REPLY_START is first
 
     async def reply_stream(self, inputs: AgentInput = None) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding every event as it happens; the last one is `ReplyEndEvent`."""
+        """Run the loop, yielding every event as it happens; the last one is `ReplyEndEvent`.
+
+        Cancelling the task that consumes the stream interrupts the reply: open tool calls get
+        `interrupted` results and the stream still ends with `REPLY_END(interrupted)` (then
+        re-raises `CancelledError` if `react_config.interruption_raise_cancelled_error`).
+        """
         if inputs is not None:
             await self.observe(inputs)
         start = ReplyStartEvent(reply_id=new_id(), session_id=self.state.session_id, name=self.name)
@@ -120,14 +132,20 @@ class Agent:
         yield reply.emit(start)
         reason_ = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
+        interrupted = False
         try:
             async for event in self._iterate(reply):
                 if isinstance(event, ExceedMaxItersEvent):
                     reason_ = ReplyFinishedReason.EXCEED_MAX_ITERS
                 yield event
+        except asyncio.CancelledError:
+            reason_, interrupted = ReplyFinishedReason.INTERRUPTED, True
+            for event in self._interrupted(reply):
+                yield event
         except Exception as exc:  # the reply ends with a readable error; the agent stays usable
             reason_, error = ReplyFinishedReason.ERROR, error_info(exc)
-            for event in _close_unanswered_calls(reply, error.message):
+            failed = f"Not executed: the reply failed ({error.message})."
+            for event in _close_unanswered_calls(reply, failed):
                 yield event
         self.state.reply_context = ReplyContext()
         yield reply.emit(
@@ -138,6 +156,28 @@ class Agent:
                 error=error,
             )
         )
+        if interrupted and self.react_config.interruption_raise_cancelled_error:
+            raise asyncio.CancelledError
+
+    def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
+        rid = reply.reply_id
+        events = [
+            reply.emit(UserInterruptEvent(reply_id=rid)),
+            *_close_unanswered_calls(
+                reply, "Interrupted by the user.", ToolResultState.INTERRUPTED
+            ),
+        ]
+        block_id = new_id()
+        return [
+            *events,
+            reply.emit(TextBlockStartEvent(reply_id=rid, block_id=block_id)),
+            reply.emit(
+                TextBlockDeltaEvent(
+                    reply_id=rid, block_id=block_id, delta=self.react_config.interruption_message
+                )
+            ),
+            reply.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
+        ]
 
     def _prompt(self) -> list[Msg]:
         return [SystemMsg("system", self.system_prompt), *self.state.context]
@@ -154,7 +194,9 @@ class Agent:
             calls = tool_calls_since(reply.msg, step_start)
             if not calls:
                 return
-            async for event in act(reply, self.toolkit, calls):
+            async for event in act(
+                reply, self.toolkit, calls, self.background_sink, self.tool_timeout
+            ):
                 yield event
         yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
         async for event in reason(

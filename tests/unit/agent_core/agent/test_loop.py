@@ -50,8 +50,12 @@ def fold(events: list[AgentEvent]) -> Msg:
 
 async def test_tool_turn_event_order_and_fold_equals_state() -> None:
     model = ScriptedChatModel(
-        [ScriptedResponse(text="Adding.", tool_calls=[ScriptedToolCall("add", {"a": 2, "b": 3})]),
-         "It is 5."]
+        [
+            ScriptedResponse(
+                text="Adding.", tool_calls=[ScriptedToolCall("add", {"a": 2, "b": 3})]
+            ),
+            "It is 5.",
+        ]
     )
     agent = Agent("bot", "You add.", model, Toolkit([add]))
     events = await collect(agent, UserMsg("u", "2+3?"))
@@ -88,10 +92,12 @@ async def test_max_iters_forces_a_text_only_call() -> None:
 
 
 async def test_retryable_errors_are_retried_then_fallback_model_answers() -> None:
-    failing = ScriptedChatModel([
-        ScriptedResponse(error=ModelHTTPError(503, "m", "busy")),
-        ScriptedResponse(error=ModelConnectionError("reset")),
-    ])
+    failing = ScriptedChatModel(
+        [
+            ScriptedResponse(error=ModelHTTPError(503, "m", "busy")),
+            ScriptedResponse(error=ModelConnectionError("reset")),
+        ]
+    )
     fallback = ScriptedChatModel(["from fallback"], model_name="fallback")
     config = ModelConfig(max_retries=1, retry_backoff=0, fallback_model=fallback)
     agent = Agent("bot", "x", failing, model_config=config)
@@ -158,12 +164,78 @@ def test_folding_any_real_run_equals_the_persisted_message(
     steps: list[tuple[str, list[tuple[int, int]]]],
 ) -> None:
     script: list[ScriptedResponse | str] = [
-        ScriptedResponse(text=text, tool_calls=[ScriptedToolCall("add", {"a": a, "b": b})
-                                                for a, b in calls])
+        ScriptedResponse(
+            text=text, tool_calls=[ScriptedToolCall("add", {"a": a, "b": b}) for a, b in calls]
+        )
         for text, calls in steps
     ]
     script.append("final")
-    agent = Agent("bot", "x", ScriptedChatModel(script, chunk_size=3), Toolkit([add]),
-                  react_config=ReActConfig(max_iters=10))
+    agent = Agent(
+        "bot",
+        "x",
+        ScriptedChatModel(script, chunk_size=3),
+        Toolkit([add]),
+        react_config=ReActConfig(max_iters=10),
+    )
     events = asyncio.run(collect(agent, UserMsg("u", "go")))
     assert fold(events) == agent.state.context[-1]
+
+
+async def test_cancelling_the_consumer_interrupts_with_interrupted_results() -> None:
+    started = asyncio.Event()
+
+    async def wait_forever() -> str:
+        """Block until cancelled."""
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    model = ScriptedChatModel([ScriptedResponse(tool_calls=[ScriptedToolCall("wait_forever")])])
+    agent = Agent("bot", "x", model, Toolkit([wait_forever]))
+    events: list[AgentEvent] = []
+
+    async def consume() -> None:
+        async for event in agent.reply_stream(UserMsg("u", "go")):
+            events.append(event)
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    await task
+    types = [e.type for e in events]
+    assert "USER_INTERRUPT" in types
+    assert events[-1].finished_reason == "interrupted"  # type: ignore[union-attr]
+    result = agent.state.context[-1].get_content_blocks("tool_result")[0]
+    assert result.state == "interrupted"
+    assert agent.state.context[-1].get_text_content() == ReActConfig().interruption_message
+    assert fold(events) == agent.state.context[-1]
+
+
+class CollectingSink:
+    def __init__(self) -> None:
+        self.finished: asyncio.Queue[str] = asyncio.Queue()
+
+    def adopt(self, call: object, next_chunk: asyncio.Future[object], rest: object) -> None:
+        async def finish() -> None:
+            chunks = [await next_chunk]
+            chunks += [c async for c in rest]  # type: ignore[attr-defined]
+            await self.finished.put("".join(b.text for c in chunks for b in c.content))
+
+        asyncio.get_running_loop().create_task(finish())
+
+
+async def test_slow_tool_moves_to_background_sink() -> None:
+    async def slow() -> str:
+        """Take a while."""
+        await asyncio.sleep(0.3)
+        return "slow result"
+
+    model = ScriptedChatModel([ScriptedResponse(tool_calls=[ScriptedToolCall("slow")]), "ok"])
+    sink = CollectingSink()
+    agent = Agent("bot", "x", model, Toolkit([slow]), background_sink=sink, tool_timeout=0.05)
+    msg = await agent.reply(UserMsg("u", "go"))
+    result = msg.get_content_blocks("tool_result")[0]
+    assert "running in background" in result.output_text()
+    assert result.metadata == {"background": True}
+    assert msg.finished_reason == "completed"
+    assert await asyncio.wait_for(sink.finished.get(), 5) == "slow result"

@@ -15,7 +15,6 @@ class FileOffloader:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.context_calls: list[list[Msg]] = []
 
     def _dir(self, session_id: str) -> Path:
         path = self.root / "sessions" / session_id
@@ -23,7 +22,6 @@ class FileOffloader:
         return path
 
     async def offload_context(self, session_id: str, msgs: list[Msg], **kwargs: Any) -> str:
-        self.context_calls.append(msgs)
         path = self._dir(session_id) / "context.jsonl"
         with path.open("a", encoding="utf-8") as file:
             file.writelines(m.model_dump_json() + "\n" for m in msgs)
