@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import time
 from typing import Any
 
 import ray
@@ -10,11 +13,16 @@ from ray.exceptions import RayActorError
 from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
+from actors.dispatch import Mailbox
 from actors.errors import SessionUnavailable
 from actors.keys import Keys
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
+
+log = logging.getLogger(__name__)
+
+_WAKE_ATTEMPTS = 3
 
 
 def session_actor_name(session_id: str) -> str:
@@ -22,38 +30,109 @@ def session_actor_name(session_id: str) -> str:
     return f"session:{session_id}"
 
 
-@ray.remote(num_cpus=0)
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
 class SessionActor:
-    """Hosts one `SessionRuntime` in its own Ray worker process."""
+    """Hosts one `SessionRuntime` in its own Ray worker process.
+
+    Ray restarts the actor if its process dies; the restarted runtime closes the reply the
+    crash cut short when the session is next woken (the sweeper wakes it if nobody else does).
+    An idle actor hibernates after `idle_ttl` (its state is already persisted).
+    """
 
     def __init__(self, settings: dict[str, Any], session_id: str) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
         self._session_id = session_id
         self._runtime: SessionRuntime | None = None
+        self._keys = Keys(self._settings.key_prefix)
+        self._redis: Redis | None = None
+        self._last_active = time.monotonic()
+        self._idle_watch: asyncio.Task[None] | None = None
 
     def _get_runtime(self) -> SessionRuntime:
         if self._runtime is None:
-            redis = Redis.from_url(self._settings.redis_url, health_check_interval=10)
-            keys = Keys(self._settings.key_prefix)
+            self._redis = Redis.from_url(self._settings.redis_url, health_check_interval=10)
             bus = RedisMessageBus(
-                redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
+                self._redis,
+                self._keys,
+                self._settings.inbox_maxlen,
+                self._settings.event_log_maxlen,
             )
-            self._runtime = SessionRuntime(self._session_id, RedisStorage(redis, keys), bus)
+            mailbox = Mailbox(bus, RayDispatcher(self._settings))
+            self._runtime = SessionRuntime(
+                self._session_id,
+                RedisStorage(self._redis, self._keys),
+                bus,
+                mailbox.deliver,
+                tool_timeout=self._settings.tool_timeout,
+            )
+            self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
         return self._runtime
 
     async def wake(self) -> None:
         """Drain the inbox (returns at once; draining continues in the background)."""
+        self._last_active = time.monotonic()
         await self._get_runtime().wake()
+        assert self._redis is not None  # created with the runtime
+        await self._redis.zadd(self._keys.live(), {self._session_id: time.time()})
+        await self._enforce_live_cap()
+
+    async def interrupt(self) -> bool:
+        """Interrupt the running reply; return whether one was running."""
+        self._last_active = time.monotonic()
+        return self._runtime is not None and await self._runtime.interrupt()
 
     async def wait_idle(self) -> None:
         """Return once the inbox drain in progress, if any, has finished."""
         await self._get_runtime().wait_idle()
 
+    async def hibernate(self, force: bool = False) -> bool:
+        """Exit if idle (or `force`): state is persisted; the next delivery re-activates.
+
+        Returns False (and stays) when the session is busy or its inbox holds items.
+        """
+        runtime = self._runtime
+        if not force and runtime is not None and (runtime.busy or await runtime.has_pending()):
+            return False
+        if runtime is not None:
+            await runtime.close()
+        if self._redis is not None:
+            await self._redis.zrem(self._keys.live(), self._session_id)
+            await self._redis.aclose()
+        ray.actor.exit_actor()
+        return True  # unreachable: exit_actor raises
+
     def pid(self) -> int:
         """The worker process id (for operations and fault-injection tests)."""
-        import os
-
         return os.getpid()
+
+    async def _watch_idle(self) -> None:
+        ttl = self._settings.idle_ttl
+        while True:
+            await asyncio.sleep(min(ttl / 4, 5.0))
+            runtime = self._runtime
+            if runtime is None or runtime.busy or time.monotonic() - self._last_active < ttl:
+                continue
+            me = ray.get_runtime_context().current_actor
+            me.hibernate.remote()
+            return
+
+    async def _enforce_live_cap(self) -> None:
+        assert self._redis is not None
+        excess = await self._redis.zcard(self._keys.live()) - self._settings.max_live_sessions
+        if excess <= 0:
+            return
+        for raw in await self._redis.zrange(self._keys.live(), 0, excess - 1):
+            session_id = raw.decode()
+            if session_id == self._session_id:
+                continue
+            await self._redis.zrem(self._keys.live(), session_id)
+            try:
+                actor = ray.get_actor(
+                    session_actor_name(session_id), namespace=self._settings.namespace
+                )
+            except ValueError:
+                continue
+            actor.hibernate.remote()
 
 
 class RayDispatcher:
@@ -76,21 +155,45 @@ class RayDispatcher:
             self._handles[session_id] = handle
         return handle
 
+    def _existing(self, session_id: str) -> Any | None:
+        try:
+            return ray.get_actor(session_actor_name(session_id), namespace=self._settings.namespace)
+        except ValueError:
+            return None
+
     async def wake(self, session_id: str) -> None:
-        """Poke the session's actor, re-activating it once if it died.
+        """Poke the session's actor, re-activating it if it hibernated or died.
 
         Raises:
             SessionUnavailable: the actor could not be reached.
         """
-        for attempt in range(2):
+        for attempt in range(_WAKE_ATTEMPTS):
             handle = await asyncio.to_thread(self._handle, session_id)
             try:
                 await handle.wake.remote()
                 return
             except RayActorError as exc:
                 self._handles.pop(session_id, None)
-                if attempt:
+                if attempt == _WAKE_ATTEMPTS - 1:
                     raise SessionUnavailable(f"session {session_id}: {exc}") from exc
+                await asyncio.sleep(0.05 * 2**attempt)
+
+    async def interrupt(self, session_id: str) -> bool:
+        """Interrupt the session's running reply, if its actor is live."""
+        handle = await asyncio.to_thread(self._existing, session_id)
+        if handle is None:
+            return False
+        try:
+            return bool(await handle.interrupt.remote())
+        except RayActorError:
+            return False
+
+    async def stop(self, session_id: str) -> None:
+        """Kill the session's actor, if live (the session is being deleted)."""
+        self._handles.pop(session_id, None)
+        handle = await asyncio.to_thread(self._existing, session_id)
+        if handle is not None:
+            await asyncio.to_thread(ray.kill, handle, no_restart=True)
 
     async def close(self) -> None:
         """Forget cached actor handles (the actors live on)."""

@@ -1,16 +1,25 @@
-"""`RedisMessageBus`: per-session inboxes (durable mailboxes) and event logs on Redis Streams."""
+"""`RedisMessageBus`: per-session inboxes (durable mailboxes) and event logs on Redis Streams.
+
+Writes of a session's owner carry its fencing token (the lease generation taken on
+activation); a write with a stale token fails with `SessionFenced`, so an owner that was
+replaced (a zombie after a crash or partition) can never append to the log.
+"""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+
 from pydantic import TypeAdapter
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
-from actors.errors import InboxFull
+from actors.errors import InboxFull, SessionFenced
 from actors.items import InboxItem
 from actors.keys import Keys
 from agent_core.event import AgentEvent, event_to_json
 
-_ITEM = TypeAdapter(InboxItem)
+_ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem)
 
 # Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD.
 _DELIVER = """
@@ -18,8 +27,50 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return '' end
 if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[1], '*', 'i', ARGV[3])
 redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[4])
 return id
 """
+
+_FENCE = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end\n"
+
+_APPEND = (
+    _FENCE
+    + """
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
+"""
+)
+
+_MARK_RUNNING = (
+    _FENCE
+    + """
+local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local cursor = '0'
+if newest[1] then cursor = newest[1][1] end
+redis.call('HSET', KEYS[3], 'reply_id', ARGV[2], 'cursor', cursor, 'items', ARGV[3])
+return cursor
+"""
+)
+
+_CLEAR_RUNNING = _FENCE + "return redis.call('DEL', KEYS[2])\n"
+
+# Forget an inbox in the sweeper's set only when it is really empty.
+_FORGET_IF_EMPTY = """
+if redis.call('XLEN', KEYS[1]) == 0 then return redis.call('SREM', KEYS[2], ARGV[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """The reply in progress: its id, the log cursor before it, the inbox items it consumes."""
+
+    reply_id: str
+    cursor: str
+    item_ids: list[str]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class RedisMessageBus:
@@ -31,37 +82,68 @@ class RedisMessageBus:
         self.inbox_maxlen = inbox_maxlen
         self.event_log_maxlen = event_log_maxlen
         self._deliver = redis.register_script(_DELIVER)
+        self._append = redis.register_script(_APPEND)
+        self._mark_running = redis.register_script(_MARK_RUNNING)
+        self._clear_running = redis.register_script(_CLEAR_RUNNING)
+        self._forget_if_empty = redis.register_script(_FORGET_IF_EMPTY)
 
+    async def _fenced(self, script: object, keys: list[str], args: list[object]) -> object:
+        try:
+            return await script(keys=keys, args=args)  # type: ignore[operator]
+        except ResponseError as exc:
+            if "FENCED" in str(exc):
+                raise SessionFenced(f"stale owner of {keys[0]}") from exc
+            raise
+
+    # inbox
     async def put(self, session_id: str, item: InboxItem) -> str | None:
         """Append `item` to the session's inbox; return its stream id (None if a duplicate).
 
         Raises:
             InboxFull: the inbox holds `inbox_maxlen` unconsumed items.
         """
-        keys = [self.keys.inbox(session_id), self.keys.inbox_seen(session_id)]
-        args = [item.item_id, self.inbox_maxlen, item.model_dump_json()]
+        keys = [
+            self.keys.inbox(session_id),
+            self.keys.inbox_seen(session_id),
+            self.keys.inboxes(),
+        ]
+        args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
         result = await self._deliver(keys=keys, args=args)
         if result is None:
             raise InboxFull(
                 f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
             )
-        text = result.decode() if isinstance(result, bytes) else str(result)
-        return text or None
+        return _text(result) or None
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
         """Return the unconsumed inbox items, oldest first."""
         entries = await self.redis.xrange(self.keys.inbox(session_id), "-", "+")
-        return [(eid.decode(), _ITEM.validate_json(fields[b"i"])) for eid, fields in entries]
+        return [(_text(eid), _ITEM.validate_json(fields[b"i"])) for eid, fields in entries]
 
-    async def append_event(self, session_id: str, event: AgentEvent) -> str:
-        """Append an event to the session's log; return its stream id (the SSE `id:`)."""
-        eid = await self.redis.xadd(
-            self.keys.events(session_id),
-            {"e": event_to_json(event)},
-            maxlen=self.event_log_maxlen,
-            approximate=True,
-        )
-        return eid.decode() if isinstance(eid, bytes) else str(eid)
+    async def sessions_with_inbox(self) -> list[str]:
+        """Sessions whose inbox may hold items (the sweeper re-wakes them)."""
+        return [_text(s) for s in await self.redis.smembers(self.keys.inboxes())]
+
+    async def forget_inbox_if_empty(self, session_id: str) -> None:
+        """Drop the session from the sweeper's set if its inbox is empty."""
+        keys = [self.keys.inbox(session_id), self.keys.inboxes()]
+        await self._forget_if_empty(keys=keys, args=[session_id])
+
+    # ownership
+    async def acquire_lease(self, session_id: str) -> int:
+        """Become the session's owner: return a fencing token newer than any before."""
+        return int(await self.redis.incr(self.keys.lease(session_id)))
+
+    # event log
+    async def append_event(self, session_id: str, event: AgentEvent, fence: int) -> str:
+        """Append an event to the session's log; return its stream id (the SSE `id:`).
+
+        Raises:
+            SessionFenced: `fence` is not the session's current lease.
+        """
+        keys = [self.keys.lease(session_id), self.keys.events(session_id)]
+        args = [fence, self.event_log_maxlen, event_to_json(event)]
+        return _text(await self._fenced(self._append, keys, args))  # type: ignore[arg-type]
 
     async def read_events(
         self, session_id: str, after: str, block_ms: int | None = None, count: int = 500
@@ -72,38 +154,41 @@ class RedisMessageBus:
         """
         key = self.keys.events(session_id)
         if block_ms is None:
-            entries = await self.redis.xrange(
-                key, f"({after}" if after != "0" else "-", "+", count=count
-            )
+            start = f"({after}" if after != "0" else "-"
+            entries = await self.redis.xrange(key, start, "+", count=count)
         else:
             reply = await self.redis.xread({key: after}, count=count, block=block_ms)
             entries = reply[0][1] if reply else []
-        return [(eid.decode(), fields[b"e"].decode()) for eid, fields in entries]
+        return [(_text(eid), _text(fields[b"e"])) for eid, fields in entries]
 
-    async def last_event_id(self, session_id: str) -> str:
-        """Return the id of the newest event ("0" for an empty log)."""
-        entries = await self.redis.xrevrange(self.keys.events(session_id), "+", "-", count=1)
-        return entries[0][0].decode() if entries else "0"
-
-    async def mark_running(self, session_id: str, reply_id: str) -> None:
+    # the reply in progress
+    async def mark_running(
+        self, session_id: str, reply_id: str, item_ids: list[str], fence: int
+    ) -> None:
         """Record the reply about to start; call it before appending the reply's first event.
 
-        The stored cursor is the log's newest id *before* the reply, so reading after it replays
-        the whole reply.
+        The stored cursor is the log's newest id before the reply, so reading after it replays
+        the whole reply; `item_ids` are the inbox items the reply consumes.
         """
-        cursor = await self.last_event_id(session_id)
-        await self.redis.hset(
-            self.keys.run(session_id), mapping={"reply_id": reply_id, "cursor": cursor}
-        )
+        keys = [
+            self.keys.lease(session_id),
+            self.keys.events(session_id),
+            self.keys.run(session_id),
+        ]
+        await self._fenced(self._mark_running, keys, [fence, reply_id, json.dumps(item_ids)])
 
-    async def clear_running(self, session_id: str) -> None:
+    async def clear_running(self, session_id: str, fence: int) -> None:
         """Forget the reply in progress (after its last event is appended)."""
-        await self.redis.delete(self.keys.run(session_id))
+        keys = [self.keys.lease(session_id), self.keys.run(session_id)]
+        await self._fenced(self._clear_running, keys, [fence])
 
-    async def running_reply(self, session_id: str) -> str | None:
-        """Return the id of the reply in progress, or None when idle."""
-        raw = await self.redis.hget(self.keys.run(session_id), "reply_id")
-        return raw.decode() if raw else None
+    async def running(self, session_id: str) -> RunMarker | None:
+        """Return the reply in progress, or None when idle."""
+        raw = await self.redis.hgetall(self.keys.run(session_id))
+        if not raw:
+            return None
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        return RunMarker(fields["reply_id"], fields["cursor"], json.loads(fields["items"]))
 
     async def cursor_snapshot(self, session_id: str) -> tuple[bool, str]:
         """Return (is_running, cursor): reading the log after `cursor` misses nothing.
@@ -117,5 +202,5 @@ class RedisMessageBus:
             pipe.xrevrange(self.keys.events(session_id), "+", "-", count=1)
             run_cursor, newest = await pipe.execute()
         if run_cursor is not None:
-            return True, run_cursor.decode()
-        return False, newest[0][0].decode() if newest else "0"
+            return True, _text(run_cursor)
+        return False, _text(newest[0][0]) if newest else "0"

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from actors.bus import RedisMessageBus
+from actors.dispatch import Mailbox, SessionDispatcher
 from actors.errors import InvalidRequest, NotFound, StorageUnavailable
+from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
 from actors.records import (
@@ -26,27 +27,10 @@ from actors.records import (
     SessionConfig,
     SessionRecord,
 )
-from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
 from agent_core.credential import Credential
 from agent_core.message import Msg
-
-
-class SessionDispatcher(Protocol):
-    """Wakes the owner of a session so it drains its inbox."""
-
-    async def wake(self, session_id: str) -> None:
-        """Activate the session's owner if needed and poke it.
-
-        Raises:
-            SessionUnavailable: the owner could not be reached.
-        """
-        ...
-
-    async def close(self) -> None:
-        """Release what the dispatcher holds."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -71,6 +55,7 @@ class RuntimeClient:
             self.redis, keys, settings.inbox_maxlen, settings.event_log_maxlen
         )
         self.dispatcher = dispatcher
+        self.mailbox = Mailbox(self.bus, dispatcher)
 
     async def aclose(self) -> None:
         """Close the dispatcher and the Redis connection pool."""
@@ -156,8 +141,7 @@ class RuntimeClient:
                 f"session {session_id} is not awaiting a {chat_input.type} "
                 "(no reply of this session is parked)"
             )
-        await self.bus.put(session_id, ChatItem(input=chat_input))
-        await self.dispatcher.wake(session_id)
+        await self.mailbox.deliver(session_id, ChatItem(input=chat_input))
 
     async def messages(
         self, user_id: str, session_id: str, before: str | None, limit: int
@@ -200,42 +184,17 @@ class RuntimeClient:
             cursor = batch[-1][0]
 
 
-class InProcessDispatcher:
-    """Hosts each session's runtime in this process (single-process servers and tests)."""
-
-    def __init__(self, client_settings: RuntimeSettings) -> None:
-        self._settings = client_settings
-        self._runtimes: dict[str, SessionRuntime] = {}
-        self._redis: Redis | None = None
-
-    def runtime(self, session_id: str) -> SessionRuntime:
-        """Return (creating it if needed) the runtime of a session."""
-        if session_id not in self._runtimes:
-            if self._redis is None:
-                self._redis = Redis.from_url(self._settings.redis_url)
-            keys = Keys(self._settings.key_prefix)
-            bus = RedisMessageBus(
-                self._redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
-            )
-            self._runtimes[session_id] = SessionRuntime(
-                session_id, RedisStorage(self._redis, keys), bus
-            )
-        return self._runtimes[session_id]
-
-    async def wake(self, session_id: str) -> None:
-        """Wake the session's in-process runtime."""
-        await self.runtime(session_id).wake()
-
-    async def close(self) -> None:
-        """Stop every runtime."""
-        for runtime in self._runtimes.values():
-            await runtime.close()
-        if self._redis is not None:
-            await self._redis.aclose()
-
-
 def ray_dispatcher(settings: RuntimeSettings) -> SessionDispatcher:
     """Return a dispatcher that hosts sessions in named Ray actors (Ray must be initialised)."""
     from actors._remote import RayDispatcher
 
     return RayDispatcher(settings)
+
+
+__all__ = [
+    "InProcessDispatcher",
+    "MessagesPage",
+    "RuntimeClient",
+    "SessionDispatcher",
+    "ray_dispatcher",
+]

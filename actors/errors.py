@@ -10,7 +10,8 @@
     ├── InboxFull                a session's inbox is at its bound; the item was not accepted
     ├── InvalidRequest           a request is well-formed but cannot be carried out
     ├── StorageUnavailable       Redis cannot be reached
-    └── SessionUnavailable       the session's actor could not be reached or activated
+    ├── SessionUnavailable       the session's actor could not be reached or activated
+    └── SessionFenced            a newer owner of the session exists; this one must stop
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -67,3 +68,7 @@ class StorageUnavailable(RuntimeErrorBase):
 
 class SessionUnavailable(RuntimeErrorBase):
     """The session's actor could not be reached or activated."""
+
+
+class SessionFenced(RuntimeErrorBase):
+    """A newer owner of the session holds its lease; the stale owner may not write."""

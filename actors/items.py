@@ -1,4 +1,10 @@
-"""Inbox items: what can be delivered to a session's mailbox."""
+"""Inbox items: what can be delivered to a session's mailbox.
+
+* `ChatItem` — a `POST /chat/` input; consecutive message items form one reply's input.
+* `HintItem` — a team message, scheduled fire or background-tool completion. Injected as a
+  `HintBlock` before the next reasoning step of a running reply; an idle session wakes and
+  replies to it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id
 from agent_core.event import ExternalExecutionResultEvent, UserConfirmResultEvent
-from agent_core.message import Msg
+from agent_core.message import DataOrText, HintBlock, Msg
 
 ChatInput = list[Msg] | UserConfirmResultEvent | ExternalExecutionResultEvent | None
 
@@ -23,4 +29,19 @@ class ChatItem(BaseModel):
     input: ChatInput = None
 
 
-InboxItem = Annotated[ChatItem, Field(discriminator="type")]
+class HintItem(BaseModel):
+    """An out-of-band hint for the session's agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["hint"] = "hint"
+    item_id: str = Field(default_factory=new_id, description="Idempotency key of the delivery.")
+    hint: str | list[DataOrText] = Field(description="The hint text or blocks.")
+    source: str | None = Field(default=None, description="JSON tag labelling the origin.")
+
+    def block(self) -> HintBlock:
+        """The hint as a content block (its id is the item id, so redelivery is recognisable)."""
+        return HintBlock(id=self.item_id, hint=self.hint, source=self.source)
+
+
+InboxItem = Annotated[ChatItem | HintItem, Field(discriminator="type")]

@@ -15,7 +15,10 @@ key                                     type    holds
 {p}:session:{session_id}:events         stream  event log; entry field `e` = event JSON
 {p}:session:{session_id}:inbox          stream  mailbox; entry field `i` = InboxItem JSON
 {p}:session:{session_id}:inbox_seen     set     item ids already accepted (idempotency)
-{p}:session:{session_id}:run            hash    the reply in progress (`reply_id`, `cursor`)
+{p}:session:{session_id}:run            hash    the reply in progress (id, cursor, items)
+{p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
+{p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
+{p}:live                                zset    live session owners by last activity (LRU cap)
 ======================================  ======  =============================================
 """
 
@@ -72,6 +75,18 @@ class Keys:
         """The reply in progress."""
         return f"{self.session(session_id)}:run"
 
+    def lease(self, session_id: str) -> str:
+        """Generation counter of the session's owner."""
+        return f"{self.session(session_id)}:lease"
+
+    def inboxes(self) -> str:
+        """Sessions whose inbox may hold items."""
+        return f"{self.prefix}:inboxes"
+
+    def live(self) -> str:
+        """Live session owners by last activity."""
+        return f"{self.prefix}:live"
+
     def session_keys(self, session_id: str) -> list[str]:
         """Every key that belongs to one session."""
         return [
@@ -83,4 +98,5 @@ class Keys:
             self.inbox(session_id),
             self.inbox_seen(session_id),
             self.run(session_id),
+            self.lease(session_id),
         ]

@@ -3,27 +3,35 @@
 The runtime is a plain asyncio class; a Ray actor (`actors._remote.SessionActor`) hosts it, and
 tests or a single-process server can host it directly.
 
-Write order makes every reader consistent: the run marker is set before a reply's first event,
-the reply's messages and state are committed before its `REPLY_END` is appended, and the inbox
-items a reply consumed are dropped in that same commit (at-least-once delivery; a crash before
-the commit re-runs the items, and message ids keep the transcript free of duplicates).
+Ownership: activation takes a new lease generation (fencing token); every write carries it,
+so a replaced owner cannot write. The owner keeps the session's `AgentState` in memory and
+persists it at checkpoints (after each model call and tool result) and at the end of a reply.
+
+Write order makes every reader consistent: the run marker is set before a reply's first event;
+the reply's messages and state are committed before its `REPLY_END` is appended; the inbox items
+a reply consumed are dropped in that same commit (at-least-once delivery). A reply cut short by
+a crash is closed on the next activation (`actors.recovery`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from actors.bus import RedisMessageBus
-from actors.items import ChatItem, InboxItem
+from actors.items import ChatItem, HintItem, InboxItem
+from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
-from actors.records import AgentRecord, ChatModelConfig, SessionRecord
+from actors.records import ChatModelConfig, SessionRecord
+from actors.recovery import close_interrupted_reply
 from actors.storage import RedisStorage
 from actors.toolbox import session_toolkit
 from agent_core._ids import new_id
 from agent_core.agent import Agent
 from agent_core.event import (
     AgentEvent,
+    CustomEvent,
     ModelCallEndEvent,
     ReplyEndEvent,
     ReplyStartEvent,
@@ -31,20 +39,43 @@ from agent_core.event import (
 )
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
 from agent_core.model.base import ChatModelBase
+from agent_core.state import AgentState
 
 log = logging.getLogger(__name__)
 
 _CHECKPOINT_EVENTS = (ModelCallEndEvent, ToolResultEndEvent)
 
+Deliver = Callable[[str, InboxItem], Awaitable[None]]
+
 
 class SessionRuntime:
-    """Runs one session: wakes on deliveries, replies to inbox items, persists as it goes."""
+    """Runs one session: wakes on deliveries, replies to inbox items, persists as it goes.
 
-    def __init__(self, session_id: str, storage: RedisStorage, bus: RedisMessageBus) -> None:
+    Args:
+        session_id: The session owned.
+        storage: Records, state and transcript.
+        bus: Inbox and event log.
+        deliver: The mailbox path (append + wake) used for background-tool completions.
+        tool_timeout: Seconds before a tool call moves to the background.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        storage: RedisStorage,
+        bus: RedisMessageBus,
+        deliver: Deliver,
+        tool_timeout: float = 10.0,
+    ) -> None:
         self.session_id = session_id
         self._storage = storage
         self._bus = bus
+        self._tool_timeout = tool_timeout
+        self._sink = InboxBackgroundSink(lambda item: deliver(session_id, item))
+        self._fence: int | None = None
+        self._state: AgentState | None = None
         self._drain_task: asyncio.Task[None] | None = None
+        self._reply_task: asyncio.Task[None] | None = None
         self._woken_again = False
         self._model: ChatModelBase | None = None
         self._model_config: ChatModelConfig | None = None
@@ -54,6 +85,24 @@ class SessionRuntime:
         """Whether the runtime is draining its inbox."""
         return self._drain_task is not None and not self._drain_task.done()
 
+    async def activate(self) -> None:
+        """Take ownership (new lease), load the state, and close a reply a crash cut short."""
+        if self._fence is not None:
+            return
+        self._fence = await self._bus.acquire_lease(self.session_id)
+        self._state = await self._storage.load_state(self.session_id)
+        self._state.session_id = self.session_id
+        marker = await self._bus.running(self.session_id)
+        if marker is not None:
+            await close_interrupted_reply(
+                self._storage, self._bus, self.session_id, self._state, marker, self._fence
+            )
+
+    def _owned(self) -> tuple[AgentState, int]:
+        if self._state is None or self._fence is None:
+            raise RuntimeError(f"session {self.session_id} is used before activate()")
+        return self._state, self._fence
+
     async def wake(self) -> None:
         """Make sure the inbox gets drained (idempotent; cheap when already draining)."""
         if self.busy:
@@ -61,75 +110,100 @@ class SessionRuntime:
             return
         self._drain_task = asyncio.create_task(self._drain(), name=f"drain:{self.session_id}")
 
+    async def has_pending(self) -> bool:
+        """Whether the inbox holds unconsumed items."""
+        return bool(await self._bus.pending(self.session_id))
+
+    async def interrupt(self) -> bool:
+        """Interrupt the running reply; return whether one was running."""
+        task = self._reply_task
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return True
+
     async def wait_idle(self) -> None:
         """Wait until the current drain (if any) finishes."""
         while self._drain_task is not None and not self._drain_task.done():
             await asyncio.shield(self._drain_task)
 
     async def close(self) -> None:
-        """Stop draining and release the model's connections."""
-        if self._drain_task is not None:
-            self._drain_task.cancel()
-            await asyncio.gather(self._drain_task, return_exceptions=True)
+        """Stop draining, cancel background calls and release the model's connections."""
+        for task in (self._reply_task, self._drain_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        await self._sink.aclose()
         if self._model is not None:
             await self._model.aclose()
 
     async def _drain(self) -> None:
         try:
+            await self.activate()
             while True:
                 self._woken_again = False
                 pending = await self._bus.pending(self.session_id)
                 if not pending:
+                    await self._bus.forget_inbox_if_empty(self.session_id)
                     if self._woken_again:
                         continue
                     return
-                await self._handle(_first_batch(pending))
+                batch = _first_batch(pending)
+                self._reply_task = asyncio.create_task(self._reply(batch))
+                await self._reply_task
         except Exception:
             # Items stay in the inbox; the next wake (or the sweeper) drives them again.
             log.exception("session %s: draining the inbox failed", self.session_id)
 
-    async def _handle(self, batch: list[tuple[str, InboxItem]]) -> None:
-        ids = [item_id for item_id, _ in batch]
-        inputs: list[Msg] = []
-        for _, item in batch:
-            if isinstance(item.input, list):
-                inputs.extend(item.input)
+    async def _reply(self, batch: list[tuple[str, InboxItem]]) -> None:
+        state, _ = self._owned()
+        inputs = [
+            m
+            for _, item in batch
+            if isinstance(item, ChatItem) and isinstance(item.input, list)
+            for m in item.input
+        ]
+        hints = InboxHints(self._bus, self.session_id)
+        hints.take([stream_id for stream_id, _ in batch])
         session = await self._storage.get_session_any_user(self.session_id)
         agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
         try:
             model = await self._chat_model(session)
         except Exception as exc:
-            await self._fail_setup(agent_record, inputs, ids, exc)
+            await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
             return
         agent = Agent(
             name=agent_record.data.name,
             system_prompt=agent_record.data.system_prompt,
             model=model,
             toolkit=session_toolkit(),
-            state=await self._storage.load_state(self.session_id),
+            state=state,
             context_config=agent_record.data.chat_config.context_config,
             react_config=agent_record.data.chat_config.react_config,
+            hint_source=hints,
+            background_sink=self._sink,
+            tool_timeout=self._tool_timeout,
         )
-        agent.state.session_id = self.session_id
         async for event in agent.reply_stream(inputs or None):
-            await self._publish(agent, event, inputs, ids)
+            await self._publish(event, inputs, hints)
 
-    async def _publish(
-        self, agent: Agent, event: AgentEvent, inputs: list[Msg], consumed: list[str]
-    ) -> None:
+    async def _publish(self, event: AgentEvent, inputs: list[Msg], hints: InboxHints) -> None:
+        state, fence = self._owned()
         sid = self.session_id
         if isinstance(event, ReplyStartEvent):
-            await self._bus.mark_running(sid, event.reply_id)
-            await self._storage.commit_turn(sid, agent.state, inputs, [])
+            await self._bus.mark_running(sid, event.reply_id, hints.consumed, fence)
+            await self._storage.commit_turn(sid, state, inputs, [], fence)
         if isinstance(event, ReplyEndEvent):
-            reply = next(m for m in reversed(agent.state.context) if m.id == event.reply_id)
-            await self._storage.commit_turn(sid, agent.state, [reply], consumed)
-            await self._bus.append_event(sid, event)
-            await self._bus.clear_running(sid)
+            reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
+            await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
+            await self._bus.append_event(sid, event, fence)
+            await self._bus.clear_running(sid, fence)
+            await self._bus.append_event(sid, CustomEvent(name="session_updated"), fence)
             return
-        await self._bus.append_event(sid, event)
+        await self._bus.append_event(sid, event, fence)
         if isinstance(event, _CHECKPOINT_EVENTS):
-            await self._storage.commit_turn(sid, agent.state, [], [])
+            await self._storage.commit_turn(sid, state, [], [], fence)
 
     async def _chat_model(self, session: SessionRecord) -> ChatModelBase:
         config = session.config.chat_model_config
@@ -144,14 +218,14 @@ class SessionRuntime:
         return self._model
 
     async def _fail_setup(
-        self, agent: AgentRecord, inputs: list[Msg], consumed: list[str], exc: Exception
+        self, agent_name: str, inputs: list[Msg], consumed: list[str], exc: Exception
     ) -> None:
         """End the reply at once with a setup error the user can read and act on."""
+        state, fence = self._owned()
         sid = self.session_id
-        state = await self._storage.load_state(sid)
         state.context.extend(inputs)
-        reply = AssistantMsg(agent.data.name, [], id=new_id())
-        start = ReplyStartEvent(reply_id=reply.id, session_id=sid, name=agent.data.name)
+        reply = AssistantMsg(agent_name, [], id=new_id())
+        start = ReplyStartEvent(reply_id=reply.id, session_id=sid, name=agent_name)
         end = ReplyEndEvent(
             reply_id=reply.id,
             session_id=sid,
@@ -160,25 +234,31 @@ class SessionRuntime:
         )
         reply.append_event(end)
         state.context.append(reply)
-        await self._bus.mark_running(sid, reply.id)
-        await self._bus.append_event(sid, start)
-        await self._storage.commit_turn(sid, state, [*inputs, reply], consumed)
-        await self._bus.append_event(sid, end)
-        await self._bus.clear_running(sid)
+        await self._bus.mark_running(sid, reply.id, consumed, fence)
+        await self._bus.append_event(sid, start, fence)
+        await self._storage.commit_turn(sid, state, [*inputs, reply], consumed, fence)
+        await self._bus.append_event(sid, end, fence)
+        await self._bus.clear_running(sid, fence)
 
 
 def _first_batch(pending: list[tuple[str, InboxItem]]) -> list[tuple[str, InboxItem]]:
-    """Take the oldest item, plus the message items right after it when it carries messages.
+    """The items one reply consumes.
 
-    Messages that queued up while the session was busy become one reply's input; a
-    confirmation, an external result or a bare continue is a reply of its own.
+    Messages that queued up become one reply's input. A confirmation, an external result or a
+    bare continue is a reply of its own. Hints that precede the first chat item start a reply
+    of their own (injected by the hint source), and are not part of the batch.
     """
-    first = pending[0]
-    if not isinstance(first[1].input, list):
-        return [first]
-    batch = [first]
+    first_id, first = pending[0]
+    if isinstance(first, HintItem):
+        return []
+    if not isinstance(first.input, list):
+        return [(first_id, first)]
+    batch: list[tuple[str, InboxItem]] = [(first_id, first)]
     for entry in pending[1:]:
-        if not (isinstance(entry[1], ChatItem) and isinstance(entry[1].input, list)):
+        item = entry[1]
+        if isinstance(item, HintItem):
+            continue
+        if not isinstance(item.input, list):
             break
         batch.append(entry)
     return batch

@@ -21,6 +21,18 @@ class RuntimeSettings(BaseModel):
     inbox_maxlen: int = Field(
         default=1_000, gt=0, description="Maximum unconsumed items in one session's inbox."
     )
+    tool_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds before a tool call moves to the background."
+    )
+    idle_ttl: float = Field(
+        default=300.0, gt=0, description="Seconds an idle session actor lives before hibernating."
+    )
+    max_live_sessions: int = Field(
+        default=1_000, gt=0, description="Live session actors before the LRU one hibernates."
+    )
+    sweep_interval: float = Field(
+        default=5.0, gt=0, description="Seconds between sweeps for inboxes with unread items."
+    )
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
     )

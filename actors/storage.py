@@ -7,8 +7,15 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.exceptions import WatchError
 
-from actors.errors import AgentNotFound, CredentialNotFound, NotFound, SessionNotFound
+from actors.errors import (
+    AgentNotFound,
+    CredentialNotFound,
+    NotFound,
+    SessionFenced,
+    SessionNotFound,
+)
 from actors.keys import Keys
 from actors.records import (
     AgentData,
@@ -17,6 +24,7 @@ from actors.records import (
     SessionConfig,
     SessionRecord,
 )
+from agent_core._ids import now_iso
 from agent_core.credential import Credential
 from agent_core.message import Msg
 from agent_core.state import AgentState
@@ -190,29 +198,64 @@ class RedisStorage:
         state: AgentState,
         messages: list[Msg],
         consumed_inbox_ids: list[str],
+        fence: int,
     ) -> None:
         """Atomically save the state, upsert `messages` and drop the consumed inbox items.
 
-        Only the session's own actor calls this, so positions read before the transaction
-        cannot be taken by another writer.
+        Only the session's owner calls this; the transaction watches the lease, so an owner
+        that was replaced cannot overwrite its successor's data.
+
+        Raises:
+            SessionFenced: `fence` is not the session's current lease.
         """
+        lease_key = self.keys.lease(session_id)
         index_key, list_key = self.keys.message_index(session_id), self.keys.messages(session_id)
         ids = [m.id for m in messages]
-        positions = await self.redis.hmget(index_key, ids) if ids else []
-        length = await self.redis.llen(list_key)
+        try:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                await pipe.watch(lease_key)
+                if int(await pipe.get(lease_key) or 0) != fence:
+                    raise SessionFenced(f"stale owner of session {session_id}")
+                positions = await pipe.hmget(index_key, ids) if ids else []
+                length = await pipe.llen(list_key)
+                pipe.multi()
+                pipe.set(self.keys.state(session_id), state.model_dump_json())
+                for msg, position in zip(messages, positions, strict=True):
+                    if position is not None:
+                        pipe.lset(list_key, int(position), msg.model_dump_json())
+                        continue
+                    pipe.rpush(list_key, msg.model_dump_json())
+                    pipe.hset(index_key, msg.id, length)
+                    length += 1
+                if consumed_inbox_ids:
+                    pipe.xdel(self.keys.inbox(session_id), *consumed_inbox_ids)
+                await pipe.execute()
+        except WatchError as exc:
+            raise SessionFenced(f"stale owner of session {session_id}") from exc
+
+    async def delete_session(self, user_id: str, session_id: str) -> None:
+        """Delete a session and everything it owns (record, state, transcript, logs, inbox).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        await self.get_session(user_id, session_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(self.keys.state(session_id), state.model_dump_json())
-            for msg, position in zip(messages, positions, strict=True):
-                if position is not None:
-                    pipe.lset(list_key, int(position), msg.model_dump_json())
-                    continue
-                pipe.rpush(list_key, msg.model_dump_json())
-                pipe.hset(index_key, msg.id, length)
-                length += 1
-            if consumed_inbox_ids:
-                pipe.xdel(self.keys.inbox(session_id), *consumed_inbox_ids)
-            pipe.touch(self.keys.session(session_id))
+            pipe.delete(*self.keys.session_keys(session_id))
+            pipe.zrem(self.keys.user_index(user_id, "sessions"), session_id)
+            pipe.srem(self.keys.inboxes(), session_id)
+            pipe.zrem(self.keys.live(), session_id)
             await pipe.execute()
+
+    async def update_session(self, record: SessionRecord) -> SessionRecord:
+        """Store a changed session record (its state is saved separately)."""
+        record = record.model_copy(update={"state": None, "updated_at": now_iso()})
+        await self.redis.set(self.keys.session(record.id), record.model_dump_json())
+        return record
+
+    async def save_state(self, session_id: str, state: AgentState) -> None:
+        """Overwrite the session's state (only while no owner runs it)."""
+        await self.redis.set(self.keys.state(session_id), state.model_dump_json())
 
 
 def _score() -> float:

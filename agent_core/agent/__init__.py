@@ -2,5 +2,6 @@
 
 from agent_core.agent._agent import Agent, AgentInput
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
+from agent_core.agent._reply import ReplyBuilder
 
-__all__ = ["Agent", "AgentInput", "ContextConfig", "ModelConfig", "ReActConfig"]
+__all__ = ["Agent", "AgentInput", "ContextConfig", "ModelConfig", "ReActConfig", "ReplyBuilder"]

@@ -20,9 +20,6 @@ from agent_core.event import (
     TextBlockDeltaEvent,
     TextBlockEndEvent,
     TextBlockStartEvent,
-    ToolResultEndEvent,
-    ToolResultStartEvent,
-    ToolResultTextDeltaEvent,
     UserInterruptEvent,
 )
 from agent_core.message import (
@@ -31,7 +28,6 @@ from agent_core.message import (
     Msg,
     ReplyFinishedReason,
     SystemMsg,
-    ToolResultBlock,
     ToolResultState,
 )
 from agent_core.model.base import ChatModelBase
@@ -40,30 +36,6 @@ from agent_core.state import AgentState, ReplyContext
 from agent_core.tool import Toolkit
 
 AgentInput = Msg | Sequence[Msg] | None
-
-
-def _close_unanswered_calls(
-    reply: ReplyBuilder, reason: str, state: ToolResultState = ToolResultState.ERROR
-) -> list[AgentEvent]:
-    """End every tool call that has no finished result, so the context stays well-formed."""
-    results = {b.id: b for b in reply.msg.content if isinstance(b, ToolResultBlock)}
-    events: list[AgentEvent] = []
-    for call in reply.msg.get_content_blocks("tool_call"):
-        result = results.get(call.id)
-        if result is not None and result.state is not ToolResultState.RUNNING:
-            continue
-        rid, cid = reply.reply_id, call.id
-        if result is None:
-            events.append(
-                reply.emit(
-                    ToolResultStartEvent(reply_id=rid, tool_call_id=cid, tool_call_name=call.name)
-                )
-            )
-        events += [
-            reply.emit(ToolResultTextDeltaEvent(reply_id=rid, tool_call_id=cid, delta=reason)),
-            reply.emit(ToolResultEndEvent(reply_id=rid, tool_call_id=cid, state=state)),
-        ]
-    return events
 
 
 class Agent:
@@ -145,7 +117,7 @@ class Agent:
         except Exception as exc:  # the reply ends with a readable error; the agent stays usable
             reason_, error = ReplyFinishedReason.ERROR, error_info(exc)
             failed = f"Not executed: the reply failed ({error.message})."
-            for event in _close_unanswered_calls(reply, failed):
+            for event in reply.close_open_calls(failed):
                 yield event
         self.state.reply_context = ReplyContext()
         yield reply.emit(
@@ -163,9 +135,7 @@ class Agent:
         rid = reply.reply_id
         events = [
             reply.emit(UserInterruptEvent(reply_id=rid)),
-            *_close_unanswered_calls(
-                reply, "Interrupted by the user.", ToolResultState.INTERRUPTED
-            ),
+            *reply.close_open_calls("Interrupted by the user.", ToolResultState.INTERRUPTED),
         ]
         block_id = new_id()
         return [

@@ -1,7 +1,7 @@
 """Keeping the prompt inside the model's window: context compression and tool-result truncation.
 
-Before each reasoning step the loop measures the prompt (system prompt, summary, context, tool
-schemas). Past `trigger_ratio` of the model's context length, `compress_context` has the model
+Before each reasoning step the loop measures the prompt (`measure_context`). Past
+`trigger_ratio` of the model's context length, `compress_context` has the model
 summarize the older messages into `AgentState.summary` and keeps the most recent
 `reserve_ratio` share verbatim. After each tool call, `truncate_tool_result` caps the result at
 `tool_result_limit` tokens. Both hand what they drop to an `Offloader` when one is attached.

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from agent_core.event import AgentEvent
-from agent_core.message import Msg
+from agent_core.event import (
+    AgentEvent,
+    ToolResultEndEvent,
+    ToolResultStartEvent,
+    ToolResultTextDeltaEvent,
+)
+from agent_core.message import Msg, ToolResultBlock, ToolResultState
 
 
 class ReplyBuilder:
-    """Owns the assistant `Msg` of one reply and keeps it equal to the fold of its events."""
+    """Owns the assistant `Msg` of one reply and keeps it equal to the fold of its events.
+
+    Hosts use it too: a runtime that must close a reply its agent could not finish (a crash)
+    folds the reply's logged events into a Msg and emits the closing events through a builder.
+    """
 
     def __init__(self, msg: Msg, session_id: str) -> None:
         self.msg = msg
@@ -22,3 +31,27 @@ class ReplyBuilder:
         """Fold `event` into the reply's Msg and return it for yielding."""
         self.msg.append_event(event)
         return event
+
+    def close_open_calls(
+        self, reason: str, state: ToolResultState = ToolResultState.ERROR
+    ) -> list[AgentEvent]:
+        """End every tool call without a finished result, so the context stays well-formed."""
+        results = {b.id: b for b in self.msg.content if isinstance(b, ToolResultBlock)}
+        events: list[AgentEvent] = []
+        rid = self.reply_id
+        for call in self.msg.get_content_blocks("tool_call"):
+            result = results.get(call.id)
+            if result is not None and result.state is not ToolResultState.RUNNING:
+                continue
+            if result is None:
+                start = ToolResultStartEvent(
+                    reply_id=rid, tool_call_id=call.id, tool_call_name=call.name
+                )
+                events.append(self.emit(start))
+            events += [
+                self.emit(
+                    ToolResultTextDeltaEvent(reply_id=rid, tool_call_id=call.id, delta=reason)
+                ),
+                self.emit(ToolResultEndEvent(reply_id=rid, tool_call_id=call.id, state=state)),
+            ]
+        return events

@@ -3,7 +3,8 @@
 The default estimate is AgentScope's: a quarter token per UTF-8 byte of text (rounded half up),
 a flat 2,000 tokens per data block, and tool schemas counted as their JSON. It needs no
 tokenizer, so it works for every provider; a host wanting exact counts plugs in its own
-`TokenCounter`.
+`TokenCounter`. `measure_context` adds up the four layers of a prompt (system prompt, summary,
+context, tool schemas) and compares them with a `ContextConfig`'s thresholds.
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ def describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup):
         leaves = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         exc = (leaves or list(exc.exceptions))[0]
+    if isinstance(exc, ProtocolError):
+        return f"MCP error {exc.code}: {exc.message}"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

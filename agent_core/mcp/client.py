@@ -237,6 +237,11 @@ class MCPClient:
         where = f"MCP tool '{tool_name}' on server '{self.name}'"
         if isinstance(exc, MCPError):
             return f"{where} could not run: {exc}"
+        if self.is_stateful and connection_lost(exc):
+            return (
+                f"{where} failed: the connection to the server was lost ({describe(exc)}); "
+                "the next call reconnects"
+            )
         return f"{where} failed: {describe(exc)}"
 
     async def _with_session(self, action: Callable[[Client], Awaitable[T]]) -> T:

@@ -15,6 +15,7 @@ from agent_core.middleware._chain import (
     MiddlewareChain,
     ModelStreamHandler,
     call_model,
+    collect_tools,
     response_chunks,
 )
 from agent_core.middleware._tracing import TracingMiddleware
@@ -29,5 +30,6 @@ __all__ = [
     "ModelStreamHandler",
     "TracingMiddleware",
     "call_model",
+    "collect_tools",
     "response_chunks",
 ]

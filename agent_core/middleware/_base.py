@@ -167,7 +167,7 @@ class MiddlewareBase:
         """Return tools this middleware contributes.
 
         The agent never calls this itself; whoever assembles the toolkit decides whether to
-        collect these tools (see `MiddlewareChain.list_tools`).
+        collect these tools (see `collect_tools`).
 
         Returns:
             The contributed tools (none by default).

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agent_core.event import AgentEvent
 from agent_core.message import Msg, TextBlock, ThinkingBlock
 from agent_core.middleware._base import (
     CompressHandler,
@@ -111,6 +112,18 @@ async def call_model(
     return _prepend(first, stream)
 
 
+async def collect_tools(middlewares: Sequence[MiddlewareBase]) -> list[ToolBase]:
+    """Collect the tools `middlewares` contribute through `list_tools`, in list order.
+
+    The agent never does this itself: whoever assembles its toolkit calls this (no agent needs
+    to exist yet) and registers the result.
+    """
+    tools: list[ToolBase] = []
+    for middleware in middlewares:
+        tools.extend(await middleware.list_tools())
+    return tools
+
+
 class MiddlewareChain:
     """An agent's middlewares, sorted once by the hooks each one implements.
 
@@ -127,11 +140,13 @@ class MiddlewareChain:
         def implementers(hook: str) -> list[MiddlewareBase]:
             return [m for m in self.middlewares if _implements(m, hook)]
 
-        self._reply: list[Hook[AsyncIterator[Any]]] = [m.on_reply for m in implementers("on_reply")]
-        self._reasoning: list[Hook[AsyncIterator[Any]]] = [
+        self._reply: list[Hook[AsyncIterator[AgentEvent]]] = [
+            m.on_reply for m in implementers("on_reply")
+        ]
+        self._reasoning: list[Hook[AsyncIterator[AgentEvent]]] = [
             m.on_reasoning for m in implementers("on_reasoning")
         ]
-        self._acting: list[Hook[AsyncIterator[Any]]] = [
+        self._acting: list[Hook[AsyncIterator[AgentEvent]]] = [
             m.on_acting for m in implementers("on_acting")
         ]
         self._model_call: list[Hook[Awaitable[ModelCallResult]]] = [
@@ -141,7 +156,6 @@ class MiddlewareChain:
             m.on_compress_context for m in implementers("on_compress_context")
         ]
         self._system_prompt = [m.on_system_prompt for m in implementers("on_system_prompt")]
-        self._list_tools = [m.list_tools for m in implementers("list_tools")]
 
     def wrap_reply(self, handler: EventHandler) -> EventHandler:
         """Wrap the whole-reply handler, called as `handler(inputs=...)`.
@@ -201,10 +215,3 @@ class MiddlewareChain:
         for hook in self._system_prompt:
             prompt = await hook(self._agent, prompt)
         return prompt
-
-    async def list_tools(self) -> list[ToolBase]:
-        """Collect the tools every middleware contributes, in list order."""
-        tools: list[ToolBase] = []
-        for hook in self._list_tools:
-            tools.extend(await hook())
-        return tools

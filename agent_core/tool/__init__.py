@@ -1,7 +1,39 @@
-"""Tools: the tool layer of agent_core (the tool interface, function tools and the toolkit)."""
+"""Tools: the tool layer of agent_core.
+
+The tool interface, function tools, the toolkit with its tool groups, and the built-in tools.
+"""
 
 from agent_core.tool.base import ToolBase, ToolChunk
+from agent_core.tool.builtin import (
+    Bash,
+    Edit,
+    Glob,
+    Grep,
+    Read,
+    TaskCreate,
+    TaskGet,
+    TaskList,
+    TaskUpdate,
+    Write,
+)
 from agent_core.tool.function import FunctionTool
+from agent_core.tool.group import ToolGroup
 from agent_core.tool.toolkit import Toolkit
 
-__all__ = ["FunctionTool", "ToolBase", "ToolChunk", "Toolkit"]
+__all__ = [
+    "Bash",
+    "Edit",
+    "FunctionTool",
+    "Glob",
+    "Grep",
+    "Read",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "ToolBase",
+    "ToolChunk",
+    "ToolGroup",
+    "Toolkit",
+    "Write",
+]

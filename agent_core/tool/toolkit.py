@@ -12,8 +12,10 @@ from typing import Any
 from agent_core.errors import ToolError
 from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.model.base import ToolSchema
+from agent_core.state import AgentState
 from agent_core.tool.base import ToolBase, ToolChunk
-from agent_core.tool.function import FunctionTool
+from agent_core.tool.function import STATE_ARG, FunctionTool
+from agent_core.tool.group import BASIC_GROUP, RESET_TOOLS, ResetTools, ToolGroup
 
 # What every provider accepts in a function name.
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -33,28 +35,44 @@ def _final(chunk: ToolChunk) -> ToolChunk:
 class Toolkit:
     """The tools an agent can call: their schemas for the model, and dispatch of its calls.
 
+    Top-level tools form the always-active "basic" group. Extra `ToolGroup`s start inactive;
+    as soon as one exists the `reset_tools` meta tool is registered, through which the model
+    picks the active groups. Tools of inactive groups are hidden from `schemas` and refused
+    by `call`. Which groups are active lives in the agent state
+    (`tool_context.activated_groups`); without a state the toolkit uses a private one.
+
     Tools keep their registration order. Every stream returned by `call` ends with exactly one
     chunk that has `is_last=True` and a final state, whatever the tool did: errors the model
     should see (unknown tool, bad arguments, a failing tool) arrive as that final ERROR chunk.
     """
 
-    def __init__(self, tools: Sequence[ToolBase | Callable[..., Any]] | None = None) -> None:
-        """Create a toolkit holding `tools`.
+    def __init__(
+        self,
+        tools: Sequence[ToolBase | Callable[..., Any]] | None = None,
+        *,
+        tool_groups: Sequence[ToolGroup] | None = None,
+    ) -> None:
+        """Create a toolkit holding `tools` (the basic group) and `tool_groups`.
 
         Args:
-            tools: Tools to register; plain callables are wrapped in `FunctionTool`.
+            tools: Always-active tools; plain callables are wrapped in `FunctionTool`.
+            tool_groups: Groups the model can activate with `reset_tools`.
 
         Raises:
-            ToolError: When two tools share a name or a tool is invalid.
+            ToolError: When two tools or two groups share a name, or a tool is invalid.
         """
-        # Registered tools by name. Tool groups, when added, decide which of these are exposed;
-        # dispatch stays keyed by name.
         self._tools: dict[str, ToolBase] = {}
+        self._group_of: dict[str, str] = {}
+        self._groups: dict[str, ToolGroup] = {}
+        self._reset: ResetTools | None = None
+        self._own_state = AgentState()
         for tool in tools or ():
             self.register(tool)
+        for group in tool_groups or ():
+            self.add_group(group)
 
     def register(self, tool: ToolBase | Callable[..., Any]) -> ToolBase:
-        """Add a tool.
+        """Add an always-active tool (to the basic group).
 
         Args:
             tool: A `ToolBase`, or a plain callable to wrap in `FunctionTool`.
@@ -66,6 +84,35 @@ class Toolkit:
             ToolError: When the name is taken, is not a valid tool name, or `tool` is neither a
                 tool nor callable.
         """
+        tool = self._check(tool, set())
+        self._add(tool, BASIC_GROUP)
+        return tool
+
+    def add_group(self, group: ToolGroup) -> None:
+        """Add a tool group, inactive until the model activates it with `reset_tools`.
+
+        Args:
+            group: The group; its tools are registered with it.
+
+        Raises:
+            ToolError: When the group name is taken or one of its tools cannot be registered
+                (then nothing is added).
+        """
+        if group.name in self._groups:
+            raise ToolError(f"a tool group named {group.name!r} already exists")
+        taken: set[str] = set()
+        tools = [self._check(tool, taken) for tool in group.tools]
+        self._groups[group.name] = group
+        for tool in tools:
+            self._add(tool, group.name)
+        if self._reset is None:
+            self._reset = ResetTools(self._groups)
+            self._add(self._reset, BASIC_GROUP)
+        else:
+            self._reset.refresh()
+
+    def _check(self, tool: ToolBase | Callable[..., Any], taken: set[str]) -> ToolBase:
+        """Wrap `tool` if needed and check its name is valid and free (also of `taken`)."""
         if not isinstance(tool, ToolBase):
             if not callable(tool):
                 raise ToolError(f"cannot register {type(tool).__name__!r} as a tool")
@@ -74,29 +121,62 @@ class Toolkit:
             raise ToolError(
                 f"invalid tool name {tool.name!r}: use letters, digits, '_' and '-' only"
             )
-        if tool.name in self._tools:
+        if tool.name == RESET_TOOLS:
+            raise ToolError(f"the tool name {RESET_TOOLS!r} is reserved for the meta tool")
+        if tool.name in self._tools or tool.name in taken:
             raise ToolError(f"a tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = tool
+        taken.add(tool.name)
         return tool
 
+    def _add(self, tool: ToolBase, group: str) -> None:
+        self._tools[tool.name] = tool
+        self._group_of[tool.name] = group
+
     def get(self, name: str) -> ToolBase | None:
-        """Return the tool called `name`, or None."""
+        """Return the tool called `name` (active or not), or None."""
         return self._tools.get(name)
 
     @property
     def tools(self) -> list[ToolBase]:
-        """The registered tools, in registration order."""
+        """Every registered tool, active or not, in registration order."""
         return list(self._tools.values())
 
-    def schemas(self) -> list[ToolSchema]:
-        """Return the schemas the model is shown, in registration order."""
-        return [tool.schema() for tool in self._tools.values()]
+    @property
+    def tool_groups(self) -> list[ToolGroup]:
+        """The extra tool groups (not the basic group), in the order they were added."""
+        return list(self._groups.values())
 
-    async def call(self, tool_call: ToolCallBlock) -> AsyncGenerator[ToolChunk, None]:
+    def active_groups(self, agent_state: AgentState | None = None) -> list[str]:
+        """Names of the active extra groups, in the order they were added.
+
+        Args:
+            agent_state: The state holding the activation; None means the toolkit's own.
+        """
+        activated = set(self._state(agent_state).tool_context.activated_groups)
+        return [name for name in self._groups if name in activated]
+
+    def schemas(self, agent_state: AgentState | None = None) -> list[ToolSchema]:
+        """Return the schemas the model is shown: the basic and active groups' tools.
+
+        Args:
+            agent_state: The state holding the activation; None means the toolkit's own.
+        """
+        exposed = {BASIC_GROUP, *self.active_groups(agent_state)}
+        return [t.schema() for t in self._tools.values() if self._group_of[t.name] in exposed]
+
+    def _state(self, agent_state: AgentState | None) -> AgentState:
+        return self._own_state if agent_state is None else agent_state
+
+    async def call(
+        self, tool_call: ToolCallBlock, agent_state: AgentState | None = None
+    ) -> AsyncGenerator[ToolChunk, None]:
         """Run one tool call, streaming the tool's output.
 
         Args:
             tool_call: The model's call; `input` is its JSON-object arguments (empty means none).
+            agent_state: The agent's state: injected into state-injected tools as
+                `_agent_state`, and where group activation is read and written. None means the
+                toolkit's own state.
 
         Yields:
             The tool's chunks. The last one, and only it, has `is_last=True` and state SUCCESS
@@ -105,10 +185,18 @@ class Toolkit:
         Raises:
             ToolError: When the tool is an external tool, which the runtime must not execute.
         """
+        state = self._state(agent_state)
         tool = self._tools.get(tool_call.name)
         if tool is None:
-            available = ", ".join(self._tools) or "(none)"
+            available = ", ".join(s.name for s in self.schemas(state)) or "(none)"
             yield _error(f"Tool '{tool_call.name}' not found. Available tools: {available}")
+            return
+        group = self._group_of[tool.name]
+        if group != BASIC_GROUP and group not in self.active_groups(state):
+            yield _error(
+                f"Tool '{tool.name}' belongs to the inactive tool group '{group}'. Activate "
+                f"the group with {RESET_TOOLS} before using it."
+            )
             return
         if tool.is_external_tool:
             raise ToolError(f"tool {tool.name!r} is executed externally, not by the toolkit")
@@ -121,6 +209,10 @@ class Toolkit:
             kind = type(arguments).__name__
             yield _error(f"Arguments for tool '{tool.name}' must be a JSON object, got {kind}")
             return
+        # The state is the runtime's to give, never the model's.
+        arguments.pop(STATE_ARG, None)
+        if tool.is_state_injected:
+            arguments[STATE_ARG] = state
         stream = _run(tool, arguments)
         try:
             async with contextlib.aclosing(stream):
@@ -139,7 +231,8 @@ class Toolkit:
         yield ToolChunk(state=ToolResultState.SUCCESS, is_last=True)
 
     def __repr__(self) -> str:
-        return f"Toolkit(tools={list(self._tools)!r})"
+        groups = f", tool_groups={list(self._groups)!r}" if self._groups else ""
+        return f"Toolkit(tools={list(self._tools)!r}{groups})"
 
 
 async def _run(tool: ToolBase, arguments: dict[str, Any]) -> AsyncGenerator[object, None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from abc import abstractmethod
+from dataclasses import dataclass
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -51,7 +52,8 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
                 prop.update(rest[0])
         if "default" in prop and prop["default"] is None:
             del prop["default"]
-    schema.pop("additionalProperties", None)
+    for noise in ("additionalProperties", "description"):  # the model's docstring is ours
+        schema.pop(noise, None)
     return schema
 
 
@@ -172,46 +174,67 @@ class Workspace:
         return path if path.is_absolute() else self.cwd / path
 
     def display(self, raw: str) -> str:
-        """How to name `raw` to the model: absolute and lexically normalised."""
-        return os.path.normpath(self.path(raw))
+        """How to name `raw` to the model: absolute and normalised.
+
+        Normalisation is lexical, except that a path with `..` components is resolved on
+        disk: after a symlink, `..` leads to the parent of the link's target, not of the link.
+        """
+        path = self.path(raw)
+        return os.path.realpath(path) if ".." in path.parts else normal(path)
 
 
-def cache_key(path: Path) -> str:
-    """The identity of a file in the read cache: its real path (symlinks and `..` resolved)."""
-    return os.path.realpath(path)
+def normal(path: Path | str) -> str:
+    """`path` lexically normalised (`a/./b/../c` -> `a/c`), a pure string operation."""
+    return os.path.normpath(path)
 
 
-def cached(state: AgentState, path: Path) -> ReadCacheEntry | None:
-    """The read-cache entry for `path`, if it has been read."""
-    key = cache_key(path)
-    for entry in state.tool_context.read_file_cache:
-        if entry.file_path == key:
-            return entry
-    return None
+@dataclass
+class Seen:
+    """A file as a file tool just read or wrote it: what the read cache should record."""
+
+    key: str
+    mtime: float
+    lines: list[str] | None
 
 
-def remember(state: AgentState, path: Path, lines: list[str] | None) -> None:
-    """Record that `path` was read (or written) as it is on disk now.
+def observe(path: Path, lines: list[str] | None) -> Seen:
+    """Describe `path` as it is on disk now (blocking: call it from a worker thread).
 
-    The newest entry goes last. Entries beyond `max_cache_files` are dropped oldest first;
-    beyond `max_cache_bytes` of kept content, older entries lose their lines but stay as
-    read markers, so the persisted state stays small without forgetting what was read.
+    The cache key is the file's real path, so a file reached through a symlink or `..` is
+    the same entry as the file named directly.
+
+    Args:
+        path: The file.
+        lines: Its lines to keep in the cache, or None to keep only the read marker.
+    """
+    key = os.path.realpath(path)
+    return Seen(key=key, mtime=os.stat(key).st_mtime, lines=lines)
+
+
+def lookup(entries: list[ReadCacheEntry], path: Path) -> ReadCacheEntry | None:
+    """The read-cache entry for `path`, if it was read (blocking: resolves the path)."""
+    key = os.path.realpath(path)
+    return next((entry for entry in entries if entry.file_path == key), None)
+
+
+def remember(state: AgentState, seen: Seen) -> None:
+    """Record a file in the read cache; newest last. Call it on the event loop.
+
+    Entries beyond `max_cache_files` are dropped oldest first. Beyond `max_cache_bytes` of
+    kept content, older entries lose their lines but stay as read markers, so the persisted
+    state stays small without forgetting what was read.
 
     Args:
         state: The agent state holding the cache.
-        path: The file.
-        lines: The file's lines to keep, or None to keep only the read marker.
+        seen: The file, from `observe`.
     """
     context = state.tool_context
-    key = cache_key(path)
-    kept = [e for e in context.read_file_cache if e.file_path != key]
-    size = float(sum(len(line.encode()) for line in lines)) if lines else 0.0
+    kept = [e for e in context.read_file_cache if e.file_path != seen.key]
+    lines = seen.lines or []
+    size = float(sum(len(line.encode()) for line in lines))
     if size > context.max_cache_bytes:
-        lines, size = None, 0.0
-    entry = ReadCacheEntry(
-        file_path=key, lines=lines or [], updated_at=os.stat(key).st_mtime, bytes=size
-    )
-    kept.append(entry)
+        lines, size = [], 0.0
+    kept.append(ReadCacheEntry(file_path=seen.key, lines=lines, updated_at=seen.mtime, bytes=size))
     del kept[: max(0, len(kept) - context.max_cache_files)]
     total = sum(e.bytes for e in kept)
     for old in kept[:-1]:
@@ -222,18 +245,17 @@ def remember(state: AgentState, path: Path, lines: list[str] | None) -> None:
     context.read_file_cache = kept
 
 
-def stale_reason(state: AgentState, path: Path, shown: str) -> str | None:
+def stale_reason(entry: ReadCacheEntry | None, path: Path, shown: str) -> str | None:
     """Why an existing file may not be changed yet (not read, or changed since), or None.
 
     Args:
-        state: The agent state holding the read cache.
+        entry: The file's read-cache entry, if any.
         path: The existing file about to be written.
         shown: The file's name as shown to the model.
 
     Returns:
         An error message for the model, or None when the file may be written.
     """
-    entry = cached(state, path)
     if entry is None:
         return f"File {shown} exists but has not been read yet. Read it first before writing to it."
     if os.stat(path).st_mtime != entry.updated_at:

@@ -20,8 +20,8 @@ class SearchRules:
 
     def _subject(self, tool_input: dict[str, Any]) -> str:
         raw = tool_input.get("path")
-        return self.workspace.display(raw) if isinstance(raw, str) and raw else str(
-            self.workspace.cwd
+        return (
+            self.workspace.display(raw) if isinstance(raw, str) and raw else str(self.workspace.cwd)
         )
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:

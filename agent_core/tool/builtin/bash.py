@@ -7,7 +7,7 @@ import codecs
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +158,7 @@ class Bash(StatelessTool[BashInput]):
 
     async def _stream(
         self, process: asyncio.subprocess.Process, seconds: float
-    ) -> AsyncIterator[ToolChunk]:
+    ) -> AsyncGenerator[ToolChunk, None]:
         assert process.stdout is not None
         deadline = asyncio.get_running_loop().time() + seconds
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

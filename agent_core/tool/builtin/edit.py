@@ -34,9 +34,7 @@ class EditInput(ToolInput):
     new_string: str = Field(description="The text to replace it with (must differ).")
     replace_all: bool = Field(
         default=False,
-        description=(
-            "Replace every occurrence. When false, old_string must occur exactly once."
-        ),
+        description=("Replace every occurrence. When false, old_string must occur exactly once."),
     )
 
 
@@ -92,9 +90,13 @@ class Edit(FileRules, StatefulTool[EditInput]):
             hint = " Use Write to create a new file." if not path.exists() else ""
             return done(f"File {shown} does not exist or is not a file.{hint}", error=True)
         if not params.old_string:
-            return done("old_string must not be empty; use Write to replace a whole file.", error=True)
+            return done(
+                "old_string must not be empty; use Write to replace a whole file.", error=True
+            )
         if params.old_string == params.new_string:
-            return done("old_string and new_string are identical; there is nothing to change.", error=True)
+            return done(
+                "old_string and new_string are identical; there is nothing to change.", error=True
+            )
         reason = stale_reason(state, path, shown)
         if reason is not None:
             return done(reason, error=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from agent_core.tool.builtin._base import (
     Workspace,
     done,
     input_schema,
+    normal,
 )
 from agent_core.tool.builtin._patterns import expand_braces, has_magic
 from agent_core.tool.builtin._search import SearchRules, paginate
@@ -100,21 +100,20 @@ class Glob(SearchRules, StatelessTool[GlobInput]):
 
     async def run(self, params: GlobInput) -> AsyncIterator[ToolChunk]:
         """Match the pattern and list the files."""
+        yield await asyncio.to_thread(self._glob, params)
+
+    def _glob(self, params: GlobInput) -> ToolChunk:
         base = self.workspace.path(params.path) if params.path else self.workspace.cwd
         pattern = params.pattern
         if Path(pattern).is_absolute():
             base, pattern = _split_absolute(pattern)
         if not base.is_dir():
-            yield done(f"Directory does not exist: {os.path.normpath(base)}", error=True)
-            return
+            return done(f"Directory does not exist: {normal(base)}", error=True)
         try:
-            files = await asyncio.to_thread(find_files, base, pattern)
+            files = find_files(base, pattern)
         except (OSError, ValueError) as exc:
-            yield done(f"Invalid glob pattern {params.pattern!r}: {exc}", error=True)
-            return
+            return done(f"Invalid glob pattern {params.pattern!r}: {exc}", error=True)
         if not files:
-            yield done(f"No files found matching pattern: {params.pattern}")
-            return
-        lines = [os.path.normpath(path) for path in files]
+            return done(f"No files found matching pattern: {params.pattern}")
         limit = DEFAULT_HEAD_LIMIT if params.head_limit is None else params.head_limit
-        yield done(paginate(lines, limit, params.offset, noun="files"))
+        return done(paginate([normal(p) for p in files], limit, params.offset, noun="files"))

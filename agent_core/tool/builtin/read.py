@@ -168,10 +168,10 @@ class Read(FileRules, StatefulTool[ReadInput]):
                 )
             data = base64.b64encode(path.read_bytes()).decode("ascii")
             remember(state, path, None)
-            image = DataBlock(
-                source=Base64Source(data=data, media_type=media_type), name=path.name
+            image = DataBlock(source=Base64Source(data=data, media_type=media_type), name=path.name)
+            return done_blocks(
+                [TextBlock(text=f"Image {shown} ({media_type}, {size} bytes)"), image]
             )
-            return done_blocks([TextBlock(text=f"Image {shown} ({media_type}, {size} bytes)"), image])
         if b"\x00" in head:
             remember(state, path, None)
             return done(

@@ -11,12 +11,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from agent_core.mcp import StdioMCPConfig
+from agent_core.message import TextBlock
+from agent_core.tool import ToolChunk
 
 DEMO_SERVER = Path(__file__).with_name("demo.py")
 
@@ -29,6 +31,16 @@ def demo_stdio_config() -> StdioMCPConfig:
 def venv_script(name: str) -> str:
     """The path of a console script installed next to the running interpreter."""
     return str(Path(sys.executable).parent / name)
+
+
+async def collect(stream: AsyncIterator[ToolChunk]) -> list[ToolChunk]:
+    """Every chunk of a tool call."""
+    return [chunk async for chunk in stream]
+
+
+def text_of(chunk: ToolChunk) -> str:
+    """The text of a chunk's content."""
+    return "".join(block.text for block in chunk.content if isinstance(block, TextBlock))
 
 
 @dataclass
@@ -61,10 +73,11 @@ def serve_demo_http(
     transport: Literal["streamable-http", "sse"] = "streamable-http",
     *,
     stateless: bool = False,
+    port: int | None = None,
     timeout: float = 20.0,
 ) -> Iterator[DemoHttpServer]:
-    """Start the demo server over HTTP and stop it on exit."""
-    port = _free_port()
+    """Start the demo server over HTTP (on a free port unless given) and stop it on exit."""
+    port = port or _free_port()
     command = [sys.executable, str(DEMO_SERVER), "--transport", transport, "--port", str(port)]
     if stateless:
         command.append("--stateless")

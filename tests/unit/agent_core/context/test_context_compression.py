@@ -126,15 +126,18 @@ async def test_a_previous_summary_is_resummarized() -> None:
 
 
 async def test_a_call_is_never_separated_from_its_result_across_messages() -> None:
-    context = [
-        UserMsg("user", _text(790)),
-        AssistantMsg("agent", [_call("x")]),
-        AssistantMsg("agent", [_result("x", 20), TextBlock(text=_text(20))]),
-    ]
-    state = AgentState(context=list(context))
-    await compress_context(_model(), "sys", state, [], CONFIG)
-    # Keeping only the last message would fit too, but would orphan result "x".
-    assert _ids(state.context) == _ids(context[1:])
+    call_msg = AssistantMsg("agent", [_call("x"), TextBlock(text=_text(70))])
+    result_msg = AssistantMsg("agent", [_result("x", 20), TextBlock(text=_text(20))])
+    state = AgentState(context=[UserMsg("user", _text(790)), call_msg, result_msg])
+    model = _model()
+    await compress_context(model, "sys", state, [], CONFIG)
+
+    # Keeping the whole last message would fit, but would orphan result "x": it goes with its call.
+    assert state.context == [result_msg]
+    assert [b.type for b in result_msg.content] == ["text"]
+    summarized = [b for m in model.calls[0] for b in m.content]
+    assert ("tool_call", "x") in [(b.type, b.id) for b in summarized]
+    assert ("tool_result", "x") in [(b.type, b.id) for b in summarized]
 
 
 async def test_a_huge_reply_in_progress_is_split_between_steps_and_kept_in_place() -> None:
@@ -177,10 +180,13 @@ async def test_a_huge_reply_in_progress_is_split_between_steps_and_kept_in_place
 
 
 async def test_an_unanswered_call_stays_in_the_context() -> None:
-    live = AssistantMsg("agent", [_call("a"), _result("a", 900), _call("pending")])
+    waiting = _call("pending")  # e.g. parked for the user's confirmation
+    text = TextBlock(text=_text(200))
+    live = AssistantMsg("agent", [_call("a"), _result("a", 900), text, waiting])
     state = AgentState(context=[live], reply_context=ReplyContext(reply_id=live.id))
     await compress_context(_model(), "sys", state, [], CONFIG)
-    assert [(b.type, b.id) for b in live.content] == [("tool_call", "pending")]
+    # Over the reserve, but dropping the call would lose it for good.
+    assert live.content == [text, waiting]
 
 
 async def test_a_reply_in_progress_that_does_not_fit_is_emptied_not_removed() -> None:

@@ -87,11 +87,14 @@ def test_tool_adapter_takes_schema_and_read_only_hint_from_the_server() -> None:
         "Find things.",
         schema,
     )
-    assert tool.is_mcp and tool.mcp_name == "demo"
-    assert tool.is_read_only and tool.is_concurrency_safe
+    assert tool.is_mcp
+    assert tool.mcp_name == "demo"
+    assert tool.is_read_only
+    assert tool.is_concurrency_safe
 
     plain = MCPTool(client, types.Tool(name="write", input_schema={"type": "object"}))
-    assert not plain.is_read_only and not plain.is_concurrency_safe
+    assert not plain.is_read_only
+    assert not plain.is_concurrency_safe
     assert plain.description == "write"
 
 
@@ -114,22 +117,28 @@ def test_result_content_becomes_text_and_data_blocks() -> None:
         ]
     )
     chunk = result_chunk(result)
-    assert chunk.is_last and chunk.state is ToolResultState.SUCCESS
+    assert chunk.is_last
+    assert chunk.state is ToolResultState.SUCCESS
     text, image, embedded, blob, link = chunk.content
-    assert isinstance(text, TextBlock) and text.text == "hello"
+    assert isinstance(text, TextBlock)
+    assert text.text == "hello"
     assert isinstance(image, DataBlock)
     assert image.source == Base64Source(data="aW1n", media_type="image/png")
-    assert isinstance(embedded, TextBlock) and embedded.text == "embedded"
-    assert isinstance(blob, DataBlock) and blob.name == "file:///b.pdf"
+    assert isinstance(embedded, TextBlock)
+    assert embedded.text == "embedded"
+    assert isinstance(blob, DataBlock)
+    assert blob.name == "file:///b.pdf"
     assert blob.source.media_type == "application/pdf"
-    assert isinstance(link, TextBlock) and "file:///README.md" in link.text
+    assert isinstance(link, TextBlock)
+    assert "file:///README.md" in link.text
 
 
 def test_error_results_and_structured_only_results() -> None:
     failed = result_chunk(
         types.CallToolResult(content=[types.TextContent(type="text", text="bad")], is_error=True)
     )
-    assert failed.state is ToolResultState.ERROR and failed.is_last
+    assert failed.state is ToolResultState.ERROR
+    assert failed.is_last
 
     structured = result_chunk(types.CallToolResult(content=[], structured_content={"n": 3}))
     assert structured.metadata["structured_content"] == {"n": 3}

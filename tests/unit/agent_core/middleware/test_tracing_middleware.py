@@ -40,7 +40,7 @@ from agent_core.message import (
     UserMsg,
 )
 from agent_core.middleware import MiddlewareBase, MiddlewareChain, TracingMiddleware, call_model
-from agent_core.model.base import ChatResponse
+from agent_core.model.base import ChatResponse, TextChunk
 from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
 
@@ -196,7 +196,8 @@ async def test_the_reply_span_records_agent_session_input_and_final_output(
 
     events = [e async for e in chain.wrap_reply(agent.reply_stream)(inputs=UserMsg("u", "hi"))]
 
-    reply_id = events[0].reply_id  # type: ignore[union-attr]
+    assert isinstance(events[0], ReplyStartEvent)
+    reply_id = events[0].reply_id
     span = only(exporter.get_finished_spans(), "invoke_agent assistant")
     span_attrs = attrs(span)
     assert span_attrs["gen_ai.operation.name"] == "invoke_agent"
@@ -354,7 +355,8 @@ async def test_a_whole_response_from_an_inner_middleware_is_traced(
     span_attrs = attrs(only(exporter.get_finished_spans(), "chat m-1"))
     assert span_attrs["gen_ai.usage.input_tokens"] == 9
     assert "cached" in span_attrs["gen_ai.output.messages"]
-    assert [c async for c in stream][0].text == "cached"  # type: ignore[union-attr]
+    chunks = [c async for c in stream]
+    assert chunks[0] == TextChunk(text="cached")
 
 
 @pytest.mark.parametrize("explicit", [True, False], ids=["noop-provider", "no-global-provider"])

@@ -1,0 +1,66 @@
+"""The mailbox path: `deliver` = append to the session's inbox, then wake its owner."""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from actors.bus import RedisMessageBus
+from actors.errors import SessionUnavailable
+from actors.items import InboxItem
+
+log = logging.getLogger(__name__)
+
+
+class SessionDispatcher(Protocol):
+    """Reaches the owner of a session (activating it when needed)."""
+
+    async def wake(self, session_id: str) -> None:
+        """Activate the session's owner if needed and make it drain its inbox.
+
+        Raises:
+            SessionUnavailable: the owner could not be reached.
+        """
+        ...
+
+    async def interrupt(self, session_id: str) -> bool:
+        """Interrupt the session's running reply; return whether one was running."""
+        ...
+
+    async def stop(self, session_id: str) -> None:
+        """Stop the session's owner if it is live (the session is being deleted)."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the dispatcher holds."""
+        ...
+
+
+class Mailbox:
+    """Delivers items to sessions: the inbox is the truth, the wake is the fast path."""
+
+    def __init__(self, bus: RedisMessageBus, dispatcher: SessionDispatcher) -> None:
+        self.bus = bus
+        self.dispatcher = dispatcher
+
+    async def deliver(self, session_id: str, item: InboxItem) -> None:
+        """Append `item` to the session's inbox, then wake the session.
+
+        A failed wake is not an error for the sender: the item is durable and the sweeper
+        re-wakes sessions whose inbox holds items.
+
+        Raises:
+            InboxFull: the inbox is at its bound; the item was not accepted.
+        """
+        await self.bus.put(session_id, item)
+        try:
+            await self.dispatcher.wake(session_id)
+        except SessionUnavailable:
+            log.warning("session %s not reachable now; the sweeper will wake it", session_id)
+
+    async def sweep(self) -> int:
+        """Wake every session whose inbox may hold items; return how many were woken."""
+        sessions = await self.bus.sessions_with_inbox()
+        for session_id in sessions:
+            await self.dispatcher.wake(session_id)
+        return len(sessions)

@@ -1,0 +1,69 @@
+"""`InProcessDispatcher`: hosts session runtimes in this process (single-process servers, tests)."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from actors.bus import RedisMessageBus
+from actors.dispatch import Mailbox
+from actors.items import InboxItem
+from actors.keys import Keys
+from actors.session import SessionRuntime
+from actors.settings import RuntimeSettings
+from actors.storage import RedisStorage
+
+
+class InProcessDispatcher:
+    """One `SessionRuntime` per session, all in this process and event loop."""
+
+    def __init__(self, settings: RuntimeSettings) -> None:
+        self._settings = settings
+        self._runtimes: dict[str, SessionRuntime] = {}
+        self._redis: Redis | None = None
+        self._mailbox: Mailbox | None = None
+
+    def runtime(self, session_id: str) -> SessionRuntime:
+        """Return (creating it if needed) the runtime of a session."""
+        if session_id not in self._runtimes:
+            if self._redis is None:
+                self._redis = Redis.from_url(self._settings.redis_url)
+            keys = Keys(self._settings.key_prefix)
+            bus = RedisMessageBus(
+                self._redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
+            )
+            self._mailbox = self._mailbox or Mailbox(bus, self)
+            self._runtimes[session_id] = SessionRuntime(
+                session_id,
+                RedisStorage(self._redis, keys),
+                bus,
+                self._deliver,
+                tool_timeout=self._settings.tool_timeout,
+            )
+        return self._runtimes[session_id]
+
+    async def _deliver(self, session_id: str, item: InboxItem) -> None:
+        self.runtime(session_id)
+        assert self._mailbox is not None  # created with the first runtime
+        await self._mailbox.deliver(session_id, item)
+
+    async def wake(self, session_id: str) -> None:
+        """Wake the session's in-process runtime."""
+        await self.runtime(session_id).wake()
+
+    async def interrupt(self, session_id: str) -> bool:
+        """Interrupt the session's running reply, if it runs here."""
+        runtime = self._runtimes.get(session_id)
+        return runtime is not None and await runtime.interrupt()
+
+    async def stop(self, session_id: str) -> None:
+        """Stop and forget the session's runtime."""
+        runtime = self._runtimes.pop(session_id, None)
+        if runtime is not None:
+            await runtime.close()
+
+    async def close(self) -> None:
+        """Stop every runtime."""
+        for session_id in list(self._runtimes):
+            await self.stop(session_id)
+        if self._redis is not None:
+            await self._redis.aclose()

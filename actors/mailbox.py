@@ -1,0 +1,108 @@
+"""The agent's ports onto the session's inbox: hints in, background-tool completions out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from actors.bus import RedisMessageBus
+from actors.items import HintItem
+from agent_core.message import HintBlock, ToolCallBlock, ToolResultState
+from agent_core.tool.base import ToolChunk
+
+log = logging.getLogger(__name__)
+
+
+class InboxHints:
+    """`HintSource` over a session's inbox: hint items not yet injected into the reply.
+
+    Chat items stay in the inbox for the next reply. The ids of injected items are collected
+    in `consumed`, so the reply's commit acknowledges them.
+    """
+
+    def __init__(self, bus: RedisMessageBus, session_id: str) -> None:
+        self._bus = bus
+        self._session_id = session_id
+        self.consumed: list[str] = []
+
+    def take(self, item_ids: list[str]) -> None:
+        """Count items consumed by the reply's input as consumed."""
+        self.consumed.extend(item_ids)
+
+    async def drain(self) -> list[HintBlock]:
+        """Return the hint items that arrived since the last call."""
+        hints: list[HintBlock] = []
+        for stream_id, item in await self._bus.pending(self._session_id):
+            if isinstance(item, HintItem) and stream_id not in self.consumed:
+                self.consumed.append(stream_id)
+                hints.append(item.block())
+        return hints
+
+
+def completion_hint(call: ToolCallBlock, text: str, state: ToolResultState) -> HintItem:
+    """The hint that tells the agent a background tool call finished."""
+    verb = "has completed" if state is ToolResultState.SUCCESS else f"ended ({state.value})"
+    return HintItem(
+        item_id=f"bg-{call.id}",
+        hint=(
+            f"<system-notification>Tool '{call.name}' running in background (id={call.id}) "
+            f"{verb}.\n\nResult:\n\n{text}\n</system-notification>"
+        ),
+        source=json.dumps({"label": "tool_output", "sublabel": f"{call.name} · {call.id}"}),
+    )
+
+
+class InboxBackgroundSink:
+    """`BackgroundSink` that finishes adopted tool calls and delivers their results as hints.
+
+    Delivery goes through `deliver` (the runtime's mailbox path), so the completion wakes the
+    session if it is idle.
+    """
+
+    def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
+        self._deliver = deliver
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def adopt(
+        self,
+        call: ToolCallBlock,
+        next_chunk: asyncio.Future[ToolChunk],
+        rest: AsyncIterator[ToolChunk],
+    ) -> None:
+        """Finish `call` in a task owned by the sink."""
+        task = asyncio.get_running_loop().create_task(self._finish(call, next_chunk, rest))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _finish(
+        self,
+        call: ToolCallBlock,
+        next_chunk: asyncio.Future[ToolChunk],
+        rest: AsyncIterator[ToolChunk],
+    ) -> None:
+        parts: list[str] = []
+        state = ToolResultState.SUCCESS
+        try:
+            chunks = [await next_chunk]
+            chunks += [chunk async for chunk in rest]
+            for chunk in chunks:
+                parts += [b.text for b in chunk.content if b.type == "text"]
+                if chunk.state is not ToolResultState.RUNNING:
+                    state = chunk.state
+        except StopAsyncIteration:
+            pass
+        except Exception as exc:  # the failure is the result the agent must hear about
+            parts.append(f"{type(exc).__name__}: {exc}")
+            state = ToolResultState.ERROR
+        try:
+            await self._deliver(completion_hint(call, "".join(parts), state))
+        except Exception:
+            log.exception("could not deliver the background result of %s", call.id)
+
+    async def aclose(self) -> None:
+        """Cancel calls still running in the background."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
