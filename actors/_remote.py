@@ -98,8 +98,10 @@ class SessionActor:
         if self._redis is not None:
             await self._redis.zrem(self._keys.live(), self._session_id)
             await self._redis.aclose()
-        ray.actor.exit_actor()
-        return True  # unreachable: exit_actor raises
+        # exit_actor() would count as a crash under max_restarts; kill without restart instead.
+        me = ray.get_runtime_context().current_actor
+        await asyncio.to_thread(ray.kill, me, no_restart=True)
+        return True
 
     def pid(self) -> int:
         """The worker process id (for operations and fault-injection tests)."""
@@ -112,9 +114,8 @@ class SessionActor:
             runtime = self._runtime
             if runtime is None or runtime.busy or time.monotonic() - self._last_active < ttl:
                 continue
-            me = ray.get_runtime_context().current_actor
-            me.hibernate.remote()
-            return
+            if await self.hibernate():
+                return
 
     async def _enforce_live_cap(self) -> None:
         assert self._redis is not None

@@ -145,6 +145,16 @@ class RedisMessageBus:
         args = [fence, self.event_log_maxlen, event_to_json(event)]
         return _text(await self._fenced(self._append, keys, args))  # type: ignore[arg-type]
 
+    async def append_service_event(self, session_id: str, event: AgentEvent) -> str:
+        """Append a service-level event (e.g. `CUSTOM session_updated`) from outside the owner."""
+        eid = await self.redis.xadd(
+            self.keys.events(session_id),
+            {"e": event_to_json(event)},
+            maxlen=self.event_log_maxlen,
+            approximate=True,
+        )
+        return _text(eid)
+
     async def read_events(
         self, session_id: str, after: str, block_ms: int | None = None, count: int = 500
     ) -> list[tuple[str, str]]:

@@ -8,15 +8,21 @@ event log), and reaches session actors through a `SessionDispatcher` — Ray act
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
-from actors.errors import InvalidRequest, NotFound, StorageUnavailable
+from actors.errors import InvalidRequest, NotFound, SessionBusy, StorageUnavailable
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
@@ -26,11 +32,18 @@ from actors.records import (
     CredentialRecord,
     SessionConfig,
     SessionRecord,
+    SessionStatus,
 )
 from actors.settings import RuntimeSettings
+from actors.status import parked_status
 from actors.storage import RedisStorage
 from agent_core.credential import Credential
+from agent_core.event import CustomEvent
 from agent_core.message import Msg
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,8 +56,29 @@ class MessagesPage:
     event_cursor: str
 
 
+def _storage_errors(cls: type[T]) -> type[T]:
+    """Make every public coroutine method of `cls` raise StorageUnavailable on Redis failures."""
+    for name, method in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.iscoroutinefunction(method):
+            continue
+
+        @functools.wraps(method)
+        async def wrapped(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
+            try:
+                return await __method(*args, **kwargs)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                raise StorageUnavailable(f"Redis is unavailable: {exc}") from exc
+
+        setattr(cls, name, wrapped)
+    return cls
+
+
+@_storage_errors
 class RuntimeClient:
-    """Typed access to Troupe's runtime for one deployment."""
+    """Typed access to Troupe's runtime for one deployment.
+
+    Redis outages surface as `StorageUnavailable` from every public method.
+    """
 
     def __init__(self, settings: RuntimeSettings, dispatcher: SessionDispatcher) -> None:
         self.settings = settings
@@ -56,9 +90,26 @@ class RuntimeClient:
         )
         self.dispatcher = dispatcher
         self.mailbox = Mailbox(self.bus, dispatcher)
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def start_sweeper(self) -> None:
+        """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            try:
+                await self.mailbox.sweep()
+            except Exception:  # Redis outages and dead actors: try again next round
+                log.warning("inbox sweep failed", exc_info=True)
 
     async def aclose(self) -> None:
-        """Close the dispatcher and the Redis connection pool."""
+        """Stop the sweeper, close the dispatcher and the Redis connection pool."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.dispatcher.close()
         await self.redis.aclose()
 
@@ -98,6 +149,10 @@ class RuntimeClient:
             CredentialNotFound: the model config names a credential the user does not have.
             InvalidRequest: the model config's type does not match its credential.
         """
+        await self._check_model_configs(user_id, config)
+        return await self.storage.create_session(user_id, agent_id, config)
+
+    async def _check_model_configs(self, user_id: str, config: SessionConfig) -> None:
         for model_config in (config.chat_model_config, config.fallback_chat_model_config):
             if model_config is None:
                 continue
@@ -107,7 +162,6 @@ class RuntimeClient:
                     f"chat_model_config.type {model_config.type!r} does not match credential "
                     f"{credential.id!r} of type {credential.data.type!r}"
                 )
-        return await self.storage.create_session(user_id, agent_id, config)
 
     async def list_sessions(self, user_id: str, agent_id: str | None) -> list[SessionRecord]:
         """Return the user's sessions (of one agent when given)."""
@@ -120,6 +174,57 @@ class RuntimeClient:
             SessionNotFound: no such session for this user.
         """
         return await self.storage.get_session(user_id, session_id, with_state=True)
+
+    async def update_session(
+        self, user_id: str, session_id: str, changes: dict[str, Any]
+    ) -> SessionRecord:
+        """Apply `changes` (fields of SessionConfig) to an idle session.
+
+        Raises:
+            SessionNotFound: no such session for this user.
+            SessionBusy: a reply is running.
+            CredentialNotFound: a new model config names an unknown credential.
+        """
+        record = await self.storage.get_session(user_id, session_id)
+        if await self.bus.running(session_id) is not None:
+            raise SessionBusy(f"session {session_id} is running a reply; try again when idle")
+        config = record.config.model_copy(update=changes)
+        await self._check_model_configs(user_id, config)
+        updated = await self.storage.update_session(record.model_copy(update={"config": config}))
+        await self.bus.append_service_event(
+            session_id, CustomEvent(name="session_updated", value={"fields": sorted(changes)})
+        )
+        return updated
+
+    async def delete_session(self, user_id: str, session_id: str) -> None:
+        """Stop the session's owner and delete everything the session owns.
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        await self.storage.get_session(user_id, session_id)
+        await self.dispatcher.stop(session_id)
+        await self.storage.delete_session(user_id, session_id)
+
+    async def status(self, user_id: str, session_id: str) -> SessionStatus:
+        """What the session is doing now.
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        await self.storage.get_session(user_id, session_id)
+        if await self.bus.running(session_id) is not None:
+            return SessionStatus.RUNNING
+        return parked_status(await self.storage.load_state(session_id))
+
+    async def interrupt(self, user_id: str, session_id: str) -> None:
+        """Interrupt the running reply, if any (idempotent).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        await self.storage.get_session(user_id, session_id)
+        await self.dispatcher.interrupt(session_id)
 
     # chat
     async def chat(

@@ -9,6 +9,7 @@
     │   └── SessionNotFound
     ├── InboxFull                a session's inbox is at its bound; the item was not accepted
     ├── InvalidRequest           a request is well-formed but cannot be carried out
+    │   └── SessionBusy          the session is running a reply
     ├── StorageUnavailable       Redis cannot be reached
     ├── SessionUnavailable       the session's actor could not be reached or activated
     └── SessionFenced            a newer owner of the session exists; this one must stop
@@ -60,6 +61,10 @@ class InboxFull(RuntimeErrorBase):
 
 class InvalidRequest(RuntimeErrorBase):
     """The request is well-formed but cannot be carried out."""
+
+
+class SessionBusy(InvalidRequest):
+    """The session is running a reply; the change must wait until it is idle."""
 
 
 class StorageUnavailable(RuntimeErrorBase):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_core._ids import new_id, now_iso
 from agent_core.agent import ContextConfig, ReActConfig
 from agent_core.credential import Credential
+from agent_core.permission import PermissionMode
 from agent_core.state import AgentState
 
 
@@ -80,6 +82,18 @@ class SessionConfig(BaseModel):
     cwd: str | None = Field(default=None, description="Focused directory in the workspace.")
     chat_model_config: ChatModelConfig | None = None
     fallback_chat_model_config: ChatModelConfig | None = None
+    permission_mode: PermissionMode | None = Field(
+        default=None, description="Permission mode applied at the start of every reply."
+    )
+
+
+class SessionStatus(StrEnum):
+    """What a session is doing: exactly one applies at any moment."""
+
+    RUNNING = "running"
+    IDLE = "idle"
+    AWAITING_PERMISSION = "awaiting_permission"
+    AWAITING_EXTERNAL_RESULT = "awaiting_external_result"
 
 
 class UserOrigin(BaseModel):

@@ -168,6 +168,8 @@ class SessionRuntime:
         hints.take([stream_id for stream_id, _ in batch])
         session = await self._storage.get_session_any_user(self.session_id)
         agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
+        if session.config.permission_mode is not None:
+            state.permission_context.mode = session.config.permission_mode
         try:
             model = await self._chat_model(session)
         except Exception as exc:

@@ -19,6 +19,7 @@ def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.runtime = runtime_factory()
+        app.state.runtime.start_sweeper()
         try:
             yield
         finally:

@@ -13,11 +13,13 @@ from actors.records import (
     ChatModelConfig,
     CredentialRecord,
     SessionRecord,
+    SessionStatus,
 )
 from agent_core.agent import ContextConfig, ReActConfig
 from agent_core.credential import Credential
 from agent_core.event import ExternalExecutionResultEvent, UserConfirmResultEvent
 from agent_core.message import Msg
+from agent_core.permission import PermissionMode
 
 
 class _Body(BaseModel):
@@ -219,3 +221,38 @@ class HealthResponse(BaseModel):
     status: Literal["ok", "degraded"]
     version: str
     components: dict[str, str]
+
+
+class UpdateSessionRequest(_Body):
+    """`PATCH /sessions/{id}`: omitted fields stay unchanged; null clears a model config."""
+
+    name: str | None = Field(default=None, description="New display name.")
+    chat_model_config: ChatModelConfig | None = None
+    fallback_chat_model_config: ChatModelConfig | None = None
+    permission_mode: PermissionMode | None = Field(
+        default=None, description="Permission mode for the session's next replies."
+    )
+    cwd: str | None = Field(default=None, description="New working directory.")
+
+    def changes(self) -> dict[str, Any]:
+        """The SessionConfig fields this request sets (a null only clears model configs)."""
+        sent = self.model_dump(exclude_unset=True)
+        clearable = {"chat_model_config", "fallback_chat_model_config"}
+        return {
+            key: getattr(self, key)
+            for key, value in sent.items()
+            if value is not None or key in clearable
+        }
+
+
+class SessionStatusResponse(BaseModel):
+    """`GET /sessions/{id}/status`."""
+
+    session_id: str
+    status: SessionStatus
+
+
+class InterruptSessionResponse(BaseModel):
+    """`POST /sessions/{id}/interrupt` (202)."""
+
+    session_id: str

@@ -116,8 +116,13 @@ class Connection:
 
     @property
     def client(self) -> Client:
-        """The entered SDK client."""
-        assert self._client is not None, "the session is not open"
+        """The entered SDK client.
+
+        Raises:
+            ProtocolError: CONNECTION_CLOSED, when the session has ended.
+        """
+        if self._client is None:
+            raise ProtocolError(code=CONNECTION_CLOSED, message="the session has ended")
         return self._client
 
     @property
@@ -134,7 +139,9 @@ class Connection:
         self._stop.set()
         if self._task is None:
             return
-        _, pending = await asyncio.wait({self._task}, timeout=_CLOSE_GRACE)
+        # A session still in its handshake is not waiting for the stop signal: cancel it.
+        grace = _CLOSE_GRACE if self._client is not None else 0
+        _, pending = await asyncio.wait({self._task}, timeout=grace)
         if pending:
             self._task.cancel()
             await asyncio.wait({self._task})

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
-from actors.records import SessionConfig
+from actors.records import SessionConfig, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
     CreateSessionRequest,
     CreateSessionResponse,
+    InterruptSessionResponse,
     ListMessagesResponse,
     ListSessionsResponse,
+    SessionStatusResponse,
+    UpdateSessionRequest,
 )
 from serve.sse import event_frames
 
@@ -85,3 +88,35 @@ async def stream(
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+@router.patch("/{session_id}")
+async def update_session(
+    session_id: str, body: UpdateSessionRequest, user: UserId, runtime: Runtime
+) -> SessionRecord:
+    """Change an idle session's name, model config, permission mode or cwd (409 while running)."""
+    return await runtime.update_session(user, session_id, body.changes())
+
+
+@router.delete("/{session_id}", status_code=204)
+async def delete_session(session_id: str, user: UserId, runtime: Runtime) -> Response:
+    """Delete the session, its transcript, logs and inbox, and stop its actor."""
+    await runtime.delete_session(user, session_id)
+    return Response(status_code=204)
+
+
+@router.get("/{session_id}/status")
+async def session_status(session_id: str, user: UserId, runtime: Runtime) -> SessionStatusResponse:
+    """Whether the session is running, idle, or parked awaiting permission / an external result."""
+    return SessionStatusResponse(
+        session_id=session_id, status=await runtime.status(user, session_id)
+    )
+
+
+@router.post("/{session_id}/interrupt", status_code=202)
+async def interrupt_session(
+    session_id: str, user: UserId, runtime: Runtime
+) -> InterruptSessionResponse:
+    """Interrupt the running reply (idempotent: a no-op when nothing runs)."""
+    await runtime.interrupt(user, session_id)
+    return InterruptSessionResponse(session_id=session_id)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import ray
@@ -18,10 +20,24 @@ from serve import deployment
 
 @dataclass
 class LiveService:
-    """A Troupe API served by Ray Serve on a local Ray, backed by the test Redis."""
+    """A Troupe API served by Ray Serve on a local Ray, backed by a test Redis."""
 
     base_url: str
     settings: RuntimeSettings
+
+
+def deploy_service(redis_url: str, **overrides: Any) -> LiveService:
+    """Deploy the API (Ray must be initialised) on a free port with a private key prefix."""
+    settings = RuntimeSettings(
+        redis_url=redis_url,
+        key_prefix=f"test-{uuid.uuid4().hex[:8]}",
+        namespace="troupe-test",
+        stream_block_ms=1_000,
+        **overrides,
+    )
+    port = find_free_port()
+    deployment.deploy(settings, "127.0.0.1", port)
+    return LiveService(f"http://127.0.0.1:{port}", settings)
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +50,6 @@ def ray_local() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def live_service(ray_local: None, redis_server: EmbeddedRedis) -> Iterator[LiveService]:
-    """The API deployed on Serve, on a free 127.0.0.1 port, with a module-private key prefix."""
-    settings = RuntimeSettings(
-        redis_url=redis_server.url,
-        key_prefix=f"test-{uuid.uuid4().hex[:8]}",
-        namespace="troupe-test",
-        stream_block_ms=1_000,
-    )
-    port = find_free_port()
-    deployment.deploy(settings, "127.0.0.1", port)
-    yield LiveService(f"http://127.0.0.1:{port}", settings)
+    """The API on Serve over the shared Redis (or `TROUPE_REDIS_URL` when set)."""
+    yield deploy_service(os.environ.get("TROUPE_REDIS_URL") or redis_server.url)
     serve.shutdown()

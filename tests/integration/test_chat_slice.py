@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,13 +13,13 @@ import pytest
 from agent_core.event import parse_event
 from agent_core.message import AssistantMsg, Msg
 from tests.integration.conftest import LiveService
+from tests.support.api import USER, chat_and_collect, make_session, post_chat
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame, is_reply_end, read_frames
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
 SAMPLES = Path(__file__).parents[3] / "shared" / "compat" / "agentscope-sse-samples.txt"
-USER = {"X-User-ID": "alice"}
 
 
 @pytest.fixture(scope="module")
@@ -35,75 +34,6 @@ async def api(live_service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def make_session(api: httpx.AsyncClient, base_url: str, user: dict[str, str] = USER) -> str:
-    agent = await api.post("/agent/", json={"name": "Friday"}, headers=user)
-    assert agent.status_code == 201, agent.text
-    cred = await api.post(
-        "/credential/",
-        json={"data": {"type": "openai_credential", "api_key": "sk-test", "base_url": base_url}},
-        headers=user,
-    )
-    assert cred.status_code == 201, cred.text
-    session = await api.post(
-        "/sessions/",
-        json={
-            "agent_id": agent.json()["agent_id"],
-            "chat_model_config": {
-                "type": "openai_credential",
-                "credential_id": cred.json()["credential_id"],
-                "model": "gpt-4o-mini",
-                "parameters": {},
-            },
-        },
-        headers=user,
-    )
-    assert session.status_code == 201, session.text
-    return str(session.json()["session_id"])
-
-
-async def agent_of(api: httpx.AsyncClient, user: dict[str, str] = USER) -> str:
-    agents = (await api.get("/agent/", headers=user)).json()["agents"]
-    return str(agents[-1]["id"])
-
-
-async def chat_and_collect(
-    api: httpx.AsyncClient, session_id: str, text: str, subscribers: int = 1
-) -> list[list[Frame]]:
-    """Open `subscribers` streams, post one chat, return each stream's frames to REPLY_END."""
-    opened = asyncio.Event()
-    count = 0
-
-    def mark_open() -> None:
-        nonlocal count
-        count += 1
-        if count == subscribers:
-            opened.set()
-
-    path = f"/sessions/{session_id}/stream"
-    readers = [
-        asyncio.create_task(read_frames(api, path, USER, is_reply_end, on_open=mark_open))
-        for _ in range(subscribers)
-    ]
-    await asyncio.wait_for(opened.wait(), 30)
-    session = next(
-        s
-        for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
-        if s["id"] == session_id
-    )
-    response = await api.post(
-        "/chat/",
-        json={
-            "agent_id": session["agent_id"],
-            "session_id": session_id,
-            "input": {"name": "user", "role": "user", "content": [{"type": "text", "text": text}]},
-        },
-        headers=USER,
-    )
-    assert response.status_code == 200, response.text
-    assert response.json() == {"status": "started", "session_id": session_id}
-    return list(await asyncio.wait_for(asyncio.gather(*readers), 60))
-
-
 def fold(frames: list[Frame]) -> Msg:
     start = frames[0].data
     msg = AssistantMsg(start["name"], [], id=start["reply_id"], created_at=start["created_at"])
@@ -115,12 +45,14 @@ def fold(frames: list[Frame]) -> Msg:
 async def test_tool_turn_streams_to_every_subscriber_and_persists(
     api: httpx.AsyncClient, live_service: LiveService, openai_server: OpenAIWireServer
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     openai_server.push(
         ScriptedReply(text="Let me check. ", tool_calls=[("call_1", "get_current_time", {})]),
         ScriptedReply(text="All done."),
     )
-    first, second = await chat_and_collect(api, session_id, "what time is it?", subscribers=2)
+    first, second = await chat_and_collect(
+        api, agent_id, session_id, "what time is it?", subscribers=2
+    )
 
     types = [f.type for f in first]
     assert types[0] == "REPLY_START"
@@ -160,9 +92,9 @@ async def test_tool_turn_streams_to_every_subscriber_and_persists(
 async def test_reconnect_from_any_frame_yields_exactly_the_rest(
     api: httpx.AsyncClient, openai_server: OpenAIWireServer
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     openai_server.push(ScriptedReply(text="Hello there, how are you doing today?"))
-    (frames,) = await chat_and_collect(api, session_id, "hi")
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "hi")
     path = f"/sessions/{session_id}/stream"
     for index, frame in enumerate(frames[:-1]):
         by_query = await read_frames(api, path, USER, is_reply_end, params={"after": frame.id})
@@ -175,18 +107,12 @@ async def test_reconnect_from_any_frame_yields_exactly_the_rest(
 async def test_event_cursor_from_messages_misses_nothing(
     api: httpx.AsyncClient, openai_server: OpenAIWireServer
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     openai_server.push(ScriptedReply(text="first"))
-    await chat_and_collect(api, session_id, "one")
+    await chat_and_collect(api, agent_id, session_id, "one")
     page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
     openai_server.push(ScriptedReply(text="second"))
-    agent_id = await agent_of(api)
-    body = {
-        "agent_id": agent_id,
-        "session_id": session_id,
-        "input": {"name": "user", "role": "user", "content": [{"type": "text", "text": "2"}]},
-    }
-    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 200
+    assert (await post_chat(api, agent_id, session_id, "2")).status_code == 200
     frames = await read_frames(
         api,
         f"/sessions/{session_id}/stream",
@@ -216,12 +142,12 @@ def _shape(value: Any) -> Any:
 async def test_frames_have_the_recorded_agentscope_shape(
     api: httpx.AsyncClient, openai_server: OpenAIWireServer
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     openai_server.push(
         ScriptedReply(text="Let me check. ", tool_calls=[("call_9", "get_current_time", {})]),
         ScriptedReply(text="done"),
     )
-    (frames,) = await chat_and_collect(api, session_id, "time?")
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "time?")
     recorded = _recorded_frames()
     compared = set()
     for frame in frames:
@@ -259,17 +185,17 @@ async def test_model_failure_ends_the_reply_with_a_readable_error_and_session_re
     error_type: str,
     fragment: str,
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     # A 500 is retried (default: 2 retries) and fails each time; the others are not retried.
     openai_server.push(*[reply] * attempts)
-    (frames,) = await chat_and_collect(api, session_id, "hello")
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "hello")
     end = frames[-1].data
     assert end["finished_reason"] == "error"
     assert end["error"]["type"] == error_type
     assert fragment in end["error"]["message"]
 
     openai_server.push(ScriptedReply(text="I am back."))
-    (frames,) = await chat_and_collect(api, session_id, "again?")
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "again?")
     assert frames[-1].data["finished_reason"] == "completed"
     assert fold(frames).get_text_content() == "I am back."
     page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
@@ -280,10 +206,12 @@ async def test_model_failure_ends_the_reply_with_a_readable_error_and_session_re
 async def test_session_without_model_config_fails_fast_with_setup_error(
     api: httpx.AsyncClient,
 ) -> None:
-    agent = (await api.post("/agent/", json={"name": "NoModel"}, headers=USER)).json()
-    session = await api.post("/sessions/", json={"agent_id": agent["agent_id"]}, headers=USER)
+    agent_id = (await api.post("/agent/", json={"name": "NoModel"}, headers=USER)).json()[
+        "agent_id"
+    ]
+    session = await api.post("/sessions/", json={"agent_id": agent_id}, headers=USER)
     session_id = session.json()["session_id"]
-    (frames,) = await chat_and_collect(api, session_id, "hello")
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "hello")
     assert [f.type for f in frames] == ["REPLY_START", "REPLY_END"]
     assert frames[-1].data["error"]["type"] == "setup"
     assert "chat_model_config" in frames[-1].data["error"]["message"]
@@ -292,16 +220,11 @@ async def test_session_without_model_config_fails_fast_with_setup_error(
 async def test_other_users_session_is_not_found(
     api: httpx.AsyncClient, openai_server: OpenAIWireServer
 ) -> None:
-    session_id = await make_session(api, openai_server.base_url)
+    agent_id, session_id = await make_session(api, openai_server.base_url)
     mallory = {"X-User-ID": "mallory"}
     for path in (f"/sessions/{session_id}/messages", f"/sessions/{session_id}/stream"):
         response = await api.get(path, headers=mallory)
         assert response.status_code == 404
         assert session_id in response.json()["detail"]
-    body = {
-        "agent_id": await agent_of(api),
-        "session_id": session_id,
-        "input": {"name": "m", "role": "user", "content": [{"type": "text", "text": "hi"}]},
-    }
-    assert (await api.post("/chat/", json=body, headers=mallory)).status_code == 404
+    assert (await post_chat(api, agent_id, session_id, "hi", mallory)).status_code == 404
     assert (await api.get("/sessions/", headers=mallory)).json()["total"] == 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from abc import abstractmethod
-from dataclasses import dataclass
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 

@@ -67,6 +67,7 @@ class Query:
 
     pattern: str
     root: str
+    root_is_file: bool = False
     ignore_case: bool = False
     multiline: bool = False
     before: int = 0
@@ -159,9 +160,13 @@ async def search_rg(executable: str, query: Query) -> Found:
     Raises:
         SearchError: On an invalid pattern or file type.
     """
+    root = Path(query.root)
     process = await asyncio.create_subprocess_exec(
         executable,
         *_rg_args(query),
+        # ripgrep matches globs that contain a `/` against paths relative to its working
+        # directory, so run it from the search root to anchor them there.
+        cwd=root.parent if query.root_is_file else root,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -209,7 +214,7 @@ def _compile(query: Query) -> re.Pattern[str]:
 def _candidates(query: Query) -> Iterator[Path]:
     """The files to search, in walk order: filtered by glob and type, no symlinks, no VCS."""
     root = Path(query.root)
-    if not root.is_dir():
+    if query.root_is_file:
         yield root
         return
     type_globs: list[str] = []
@@ -276,7 +281,7 @@ def search_python(query: Query, timeout: float) -> Found:
     regex = _compile(query)
     found = Found()
     rows = 0
-    single = not Path(query.root).is_dir()
+    single = query.root_is_file
     deadline = time.monotonic() + timeout
     for path in _candidates(query):
         if time.monotonic() > deadline:

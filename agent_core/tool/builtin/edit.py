@@ -8,14 +8,17 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent_core.state import AgentState
+from agent_core.state import AgentState, ReadCacheEntry
 from agent_core.tool.base import ToolChunk
 from agent_core.tool.builtin._base import (
+    Seen,
     StatefulTool,
     ToolInput,
     Workspace,
     done,
     input_schema,
+    lookup,
+    observe,
     remember,
     stale_reason,
 )
@@ -77,50 +80,59 @@ class Edit(FileRules, StatefulTool[EditInput]):
         self.workspace = Workspace(cwd)
 
     async def run(self, params: EditInput, state: AgentState) -> AsyncIterator[ToolChunk]:
-        """Check read-before-write, replace the text and refresh the read cache."""
+        """Check read-before-write, edit the file (in a worker thread), refresh the cache."""
+        entries = list(state.tool_context.read_file_cache)
+        chunk, seen = await asyncio.to_thread(self._edit, params, entries)
+        if seen is not None:
+            remember(state, seen)
+        yield chunk
+
+    def _edit(
+        self, params: EditInput, entries: list[ReadCacheEntry]
+    ) -> tuple[ToolChunk, Seen | None]:
         path = self.workspace.path(params.file_path)
         shown = self.workspace.display(params.file_path)
-        try:
-            yield await asyncio.to_thread(self._edit, path, shown, params, state)
-        except OSError as exc:
-            yield done(f"Cannot edit {shown}: {exc.strerror or exc}", error=True)
-
-    def _edit(self, path: Path, shown: str, params: EditInput, state: AgentState) -> ToolChunk:
-        if not path.is_file():
-            hint = " Use Write to create a new file." if not path.exists() else ""
-            return done(f"File {shown} does not exist or is not a file.{hint}", error=True)
         if not params.old_string:
             return done(
-                "old_string must not be empty; use Write to replace a whole file.", error=True
-            )
+                "old_string must not be empty; use Write for whole files.", error=True
+            ), None
         if params.old_string == params.new_string:
             return done(
-                "old_string and new_string are identical; there is nothing to change.", error=True
-            )
-        reason = stale_reason(state, path, shown)
-        if reason is not None:
-            return done(reason, error=True)
+                "old_string and new_string are identical; nothing to change.", error=True
+            ), None
         try:
-            before = read_text(path)
-        except UnicodeDecodeError:
-            return done(f"{shown} is not a UTF-8 text file and cannot be edited.", error=True)
-        old, new = _locate(before, params.old_string, params.new_string)
-        occurrences = before.count(old)
-        if occurrences == 0:
-            return done(f"old_string was not found in {shown}.", error=True)
-        if occurrences > 1 and not params.replace_all:
-            return done(
-                f"old_string occurs {occurrences} times in {shown}. Add surrounding context to "
-                "make it unique, or set replace_all to true to replace every occurrence.",
-                error=True,
-            )
-        after = before.replace(old, new)
-        write_text(path, after)
-        remember(state, path, after.splitlines(keepends=True))
+            if not path.is_file():
+                hint = "" if path.exists() else " Use Write to create a new file."
+                return done(
+                    f"File {shown} does not exist or is not a file.{hint}", error=True
+                ), None
+            reason = stale_reason(lookup(entries, path), path, shown)
+            if reason is not None:
+                return done(reason, error=True), None
+            try:
+                before = read_text(path)
+            except UnicodeDecodeError:
+                return done(f"{shown} is not UTF-8 text and cannot be edited.", error=True), None
+            old, new = _locate(before, params.old_string, params.new_string)
+            occurrences = before.count(old)
+            if occurrences == 0:
+                return done(f"old_string was not found in {shown}.", error=True), None
+            if occurrences > 1 and not params.replace_all:
+                return done(
+                    f"old_string occurs {occurrences} times in {shown}. Add surrounding context "
+                    "to make it unique, or set replace_all to true to replace every occurrence.",
+                    error=True,
+                ), None
+            after = before.replace(old, new)
+            write_text(path, after)
+            seen = observe(path, after.splitlines(keepends=True))
+        except OSError as exc:
+            return done(f"Cannot edit {shown}: {exc.strerror or exc}", error=True), None
         what = "1 occurrence" if occurrences == 1 else f"all {occurrences} occurrences"
-        return done(
+        chunk = done(
             f"The file {shown} has been edited successfully (replaced {what}).",
             diff=unified_diff(before, after, shown),
             file_path=shown,
             occurrences=occurrences,
         )
+        return chunk, seen

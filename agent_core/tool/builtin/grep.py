@@ -205,6 +205,7 @@ class Grep(SearchRules, StatelessTool[GrepInput]):
         query = Query(
             pattern=params.pattern,
             root=shown_root,
+            root_is_file=kind == "file",
             ignore_case=params.ignore_case or params.case_insensitive,
             multiline=params.multiline,
             before=(params.before if params.before is not None else around or 0) if content else 0,
@@ -221,12 +222,13 @@ class Grep(SearchRules, StatelessTool[GrepInput]):
         if not found.files:
             yield done(f"No matches found for pattern: {params.pattern}")
             return
-        lines = render(
+        lines = await asyncio.to_thread(  # files are ordered by mtime: a stat per file
+            render,
             found,
             params.output_mode,
             numbers=params.line_numbers,
             separate=bool(query.before or query.after),
-            single=kind == "file",
+            single=query.root_is_file,
         )
         limit = DEFAULT_HEAD_LIMIT if params.head_limit is None else params.head_limit
         noun = "lines" if content else "files"

@@ -15,12 +15,14 @@ from agent_core.message import Base64Source, DataBlock, TextBlock
 from agent_core.state import AgentState
 from agent_core.tool.base import ToolChunk
 from agent_core.tool.builtin._base import (
+    Seen,
     StatefulTool,
     ToolInput,
     Workspace,
     done,
     done_blocks,
     input_schema,
+    observe,
     remember,
 )
 from agent_core.tool.builtin._files import FileRules
@@ -140,63 +142,64 @@ class Read(FileRules, StatefulTool[ReadInput]):
         self.max_image_bytes = max_image_bytes
 
     async def run(self, params: ReadInput, state: AgentState) -> AsyncIterator[ToolChunk]:
-        """Read the file and record it in the read cache."""
-        path = self.workspace.path(params.file_path)
-        shown = self.workspace.display(params.file_path)
-        if not path.exists():
-            yield done(f"File does not exist: {shown}", error=True)
-            return
-        if path.is_dir():
-            yield done(f"{shown} is a directory, not a file. Use Glob to list it.", error=True)
-            return
-        try:
-            yield await asyncio.to_thread(self._read, path, shown, params, state)
-        except OSError as exc:
-            yield done(f"Cannot read {shown}: {exc.strerror or exc}", error=True)
+        """Read the file (in a worker thread) and record it in the read cache."""
+        limit = min(params.limit, MAX_LINES)
+        chunk, seen = await asyncio.to_thread(
+            self._read, params.file_path, params.offset, limit, state.tool_context.max_cache_bytes
+        )
+        if seen is not None:
+            remember(state, seen)
+        yield chunk
 
-    def _read(self, path: Path, shown: str, params: ReadInput, state: AgentState) -> ToolChunk:
+    def _read(
+        self, raw: str, offset: int, limit: int, cache_bytes: float
+    ) -> tuple[ToolChunk, Seen | None]:
+        path = self.workspace.path(raw)
+        shown = self.workspace.display(raw)
+        if not path.exists():
+            return done(f"File does not exist: {shown}", error=True), None
+        if path.is_dir():
+            return done(
+                f"{shown} is a directory, not a file. Use Glob to list it.", error=True
+            ), None
+        try:
+            return self._read_file(path, shown, offset, limit, cache_bytes)
+        except OSError as exc:
+            return done(f"Cannot read {shown}: {exc.strerror or exc}", error=True), None
+
+    def _read_file(
+        self, path: Path, shown: str, offset: int, limit: int, cache_bytes: float
+    ) -> tuple[ToolChunk, Seen]:
         size = os.stat(path).st_size
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
         media_type = _image_type(head)
         if media_type is not None:
             if size > self.max_image_bytes:
-                return done(
-                    f"Image {shown} is too large to show ({size} bytes, limit "
-                    f"{self.max_image_bytes}).",
-                    error=True,
-                )
+                text = f"Image {shown} is too large to show ({size} bytes, limit {self.max_image_bytes})."
+                return done(text, error=True), observe(path, None)
             data = base64.b64encode(path.read_bytes()).decode("ascii")
-            remember(state, path, None)
             image = DataBlock(source=Base64Source(data=data, media_type=media_type), name=path.name)
-            return done_blocks(
-                [TextBlock(text=f"Image {shown} ({media_type}, {size} bytes)"), image]
-            )
+            caption = TextBlock(text=f"Image {shown} ({media_type}, {size} bytes)")
+            return done_blocks([caption, image]), observe(path, None)
         if b"\x00" in head:
-            remember(state, path, None)
-            return done(
-                f"{shown} is a binary file ({size} bytes); it cannot be shown as text.",
-                error=True,
-            )
-        limit = min(params.limit, MAX_LINES)
-        keep_all = size <= state.tool_context.max_cache_bytes
+            text = f"{shown} is a binary file ({size} bytes); it cannot be shown as text."
+            return done(text, error=True), observe(path, None)
         window = _read_window(
-            path, params.offset, limit, self.max_line_chars, self.max_output_chars, keep_all
+            path, offset, limit, self.max_line_chars, self.max_output_chars, size <= cache_bytes
         )
-        remember(state, path, window.all_lines)
+        seen = observe(path, window.all_lines)
         if window.total == 0:
-            return done(f"File {shown} is empty.")
-        if params.offset > window.total:
-            return done(
-                f"File {shown} has {window.total} lines; offset {params.offset} is past the end.",
-                error=True,
-            )
+            return done(f"File {shown} is empty."), seen
+        if offset > window.total:
+            text = f"File {shown} has {window.total} lines; offset {offset} is past the end."
+            return done(text, error=True), seen
         text = "\n".join(window.lines)
-        last = params.offset + len(window.lines) - 1
+        last = offset + len(window.lines) - 1
         if window.cut_at_chars or last < window.total:
             reason = " (output size limit reached)" if window.cut_at_chars else ""
             text += (
-                f"\n\n[Showing lines {params.offset}-{last} of {window.total}{reason}. "
+                f"\n\n[Showing lines {offset}-{last} of {window.total}{reason}. "
                 f"Use offset={last + 1} to read more.]"
             )
-        return done(text)
+        return done(text), seen

@@ -8,14 +8,17 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent_core.state import AgentState
+from agent_core.state import AgentState, ReadCacheEntry
 from agent_core.tool.base import ToolChunk
 from agent_core.tool.builtin._base import (
+    Seen,
     StatefulTool,
     ToolInput,
     Workspace,
     done,
     input_schema,
+    lookup,
+    observe,
     remember,
     stale_reason,
 )
@@ -60,32 +63,39 @@ class Write(FileRules, StatefulTool[WriteInput]):
         self.workspace = Workspace(cwd)
 
     async def run(self, params: WriteInput, state: AgentState) -> AsyncIterator[ToolChunk]:
-        """Check read-before-write, write the file and refresh the read cache."""
+        """Check read-before-write, write the file (in a worker thread), refresh the cache."""
+        entries = list(state.tool_context.read_file_cache)
+        chunk, seen = await asyncio.to_thread(self._write, params, entries)
+        if seen is not None:
+            remember(state, seen)
+        yield chunk
+
+    def _write(
+        self, params: WriteInput, entries: list[ReadCacheEntry]
+    ) -> tuple[ToolChunk, Seen | None]:
         path = self.workspace.path(params.file_path)
         shown = self.workspace.display(params.file_path)
         try:
-            yield await asyncio.to_thread(self._write, path, shown, params.content, state)
+            if path.is_dir():
+                return done(f"{shown} is a directory, not a file.", error=True), None
+            before: str | None = None
+            if path.exists():
+                reason = stale_reason(lookup(entries, path), path, shown)
+                if reason is not None:
+                    return done(reason, error=True), None
+                try:
+                    before = read_text(path)
+                except UnicodeDecodeError:
+                    before = ""  # a binary file being replaced: diff against nothing
+            write_text(path, params.content)
+            lines = params.content.splitlines(keepends=True)
+            seen = observe(path, lines)
         except OSError as exc:
-            yield done(f"Cannot write {shown}: {exc.strerror or exc}", error=True)
-
-    def _write(self, path: Path, shown: str, content: str, state: AgentState) -> ToolChunk:
-        if path.is_dir():
-            return done(f"{shown} is a directory, not a file.", error=True)
-        before: str | None = None
-        if path.exists():
-            reason = stale_reason(state, path, shown)
-            if reason is not None:
-                return done(reason, error=True)
-            try:
-                before = read_text(path)
-            except UnicodeDecodeError:
-                before = ""  # a binary file being replaced: diff against nothing
-        write_text(path, content)
-        lines = content.splitlines(keepends=True)
-        remember(state, path, lines)
-        return done(
+            return done(f"Cannot write {shown}: {exc.strerror or exc}", error=True), None
+        chunk = done(
             f"The file {shown} has been written successfully ({len(lines)} lines).",
-            diff=unified_diff(before, content, shown),
+            diff=unified_diff(before, params.content, shown),
             file_path=shown,
             occurrences=1,
         )
+        return chunk, seen

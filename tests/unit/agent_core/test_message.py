@@ -32,8 +32,9 @@ from agent_core.message import (
 def test_string_content_becomes_one_text_block() -> None:
     msg = UserMsg("user", "hello")
     assert msg.role == "user"
-    assert msg.content == [TextBlock(text="hello", id=msg.content[0].id,
-                                     created_at=msg.content[0].created_at)]
+    assert msg.content == [
+        TextBlock(text="hello", id=msg.content[0].id, created_at=msg.content[0].created_at)
+    ]
     assert msg.get_text_content() == "hello"
 
 
@@ -92,10 +93,12 @@ def test_fold_builds_text_and_tool_results_including_data() -> None:
         ToolResultStartEvent(reply_id="r", tool_call_id="c", tool_call_name="Read"),
         ToolResultTextDeltaEvent(reply_id="r", tool_call_id="c", delta="part1 "),
         ToolResultTextDeltaEvent(reply_id="r", tool_call_id="c", delta="part2"),
-        ToolResultDataDeltaEvent(reply_id="r", tool_call_id="c", media_type="image/png",
-                                 data="AAA"),
-        ToolResultEndEvent(reply_id="r", tool_call_id="c", state=ToolResultState.SUCCESS,
-                           metadata={"k": 1}),
+        ToolResultDataDeltaEvent(
+            reply_id="r", tool_call_id="c", media_type="image/png", data="AAA"
+        ),
+        ToolResultEndEvent(
+            reply_id="r", tool_call_id="c", state=ToolResultState.SUCCESS, metadata={"k": 1}
+        ),
         ReplyEndEvent(reply_id="r"),
     ]:
         msg.append_event(event)

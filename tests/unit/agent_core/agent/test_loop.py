@@ -195,8 +195,7 @@ async def test_cancelling_the_consumer_interrupts_with_interrupted_results() -> 
     events: list[AgentEvent] = []
 
     async def consume() -> None:
-        async for event in agent.reply_stream(UserMsg("u", "go")):
-            events.append(event)
+        events.extend([event async for event in agent.reply_stream(UserMsg("u", "go"))])
 
     task = asyncio.create_task(consume())
     await asyncio.wait_for(started.wait(), 5)

@@ -143,3 +143,10 @@ def test_error_results_and_structured_only_results() -> None:
     structured = result_chunk(types.CallToolResult(content=[], structured_content={"n": 3}))
     assert structured.metadata["structured_content"] == {"n": 3}
     assert [b.text for b in structured.content if isinstance(b, TextBlock)] == ['{"n": 3}']
+
+
+def test_package_exports_resolve() -> None:
+    import agent_core.mcp as package
+
+    assert sorted(package.__all__) == package.__all__
+    assert all(getattr(package, name) is not None for name in package.__all__)

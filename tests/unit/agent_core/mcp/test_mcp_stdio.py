@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -142,3 +143,12 @@ async def test_a_server_that_cannot_start_fails_connect() -> None:
     with pytest.raises(MCPError, match="cannot connect to MCP server 'ghost'"):
         await client.connect()
     assert not client.is_connected
+
+
+async def test_a_server_that_never_answers_times_out_connect() -> None:
+    silent = StdioMCPConfig(command=sys.executable, args=["-c", "import sys; sys.stdin.read()"])
+    client = MCPClient("mute", True, silent, timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(MCPError, match=r"no handshake within 0\.5 s"):
+        await client.connect()
+    assert time.monotonic() - started < 5

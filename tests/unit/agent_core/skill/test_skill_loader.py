@@ -116,3 +116,10 @@ def test_prompt_fragment_lists_names_and_descriptions() -> None:
     assert "- pdf: Extract text and tables from PDF files." in fragment
     assert "- csv: Work with CSV files." in fragment
     assert "Run `scripts/extract.py" not in fragment
+
+
+def test_package_exports_resolve() -> None:
+    import agent_core.skill as package
+
+    assert sorted(package.__all__) == package.__all__
+    assert all(getattr(package, name) is not None for name in package.__all__)

@@ -1,0 +1,237 @@
+"""Faults: a session actor killed mid-reply, Redis restarted under load, hibernation, control."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+import ray
+from ray import serve
+
+from actors._remote import session_actor_name
+from actors.embedded_redis import EmbeddedRedis
+from tests.integration.conftest import LiveService, deploy_service
+from tests.support.api import (
+    USER,
+    chat_and_collect,
+    make_session,
+    post_chat,
+    wait_for_status,
+)
+from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.sse import is_reply_end, read_frames
+
+pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
+
+
+@pytest.fixture(scope="module")
+def own_redis() -> Iterator[EmbeddedRedis]:
+    """A Redis this module may restart (persistence on)."""
+    with EmbeddedRedis(persistence=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(ray_local: None, own_redis: EmbeddedRedis) -> Iterator[LiveService]:
+    yield deploy_service(own_redis.url, sweep_interval=0.5, idle_ttl=2.0)
+    serve.shutdown()
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[OpenAIWireServer]:
+    with OpenAIWireServer() as server:
+        yield server
+
+
+@pytest.fixture
+async def api(service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=30) as client:
+        yield client
+
+
+def actor_pid(session_id: str) -> int:
+    actor = ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
+    return int(ray.get(actor.pid.remote()))
+
+
+async def messages(api: httpx.AsyncClient, session_id: str) -> list[dict[str, object]]:
+    page = await api.get(f"/sessions/{session_id}/messages?limit=200", headers=USER)
+    assert page.status_code == 200, page.text
+    return list(page.json()["messages"])
+
+
+@pytest.mark.parametrize("when", ["during-model-call", "between-steps"])
+async def test_killed_actor_closes_the_reply_and_loses_nothing(
+    api: httpx.AsyncClient, model: OpenAIWireServer, when: str
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    if when == "during-model-call":
+        model.push(ScriptedReply(text="never finished", delay=30))
+    else:
+        model.push(
+            ScriptedReply(text="Checking. ", tool_calls=[("c1", "get_current_time", {})]),
+            ScriptedReply(text="never finished", delay=30),
+        )
+    stream = asyncio.create_task(
+        read_frames(
+            api, f"/sessions/{session_id}/stream", USER, is_reply_end, params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "work")).status_code == 200
+    expected_requests = 1 if when == "during-model-call" else 2
+    await asyncio.to_thread(model.wait_for_requests, len(model.requests) + expected_requests, 30)
+    await wait_for_status(api, session_id, "running")
+    os.kill(actor_pid(session_id), signal.SIGKILL)
+
+    frames = await asyncio.wait_for(stream, 60)
+    end = frames[-1].data
+    assert end["finished_reason"] == "error"
+    assert "restarted" in end["error"]["message"]
+    await wait_for_status(api, session_id, "idle")
+    history = await messages(api, session_id)
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    assert history[1]["id"] == frames[0].data["reply_id"]
+    if when == "between-steps":
+        results = [b for b in history[1]["content"] if b["type"] == "tool_result"]
+        assert [r["state"] for r in results] == ["success"]
+
+    # The restarted actor serves the next turn and keeps the conversation.
+    model.push(ScriptedReply(text="back again"))
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "still there?")
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert [m["role"] for m in await messages(api, session_id)] == ["user", "assistant"] * 2
+    last_request = model.requests[-1].body["messages"]
+    assert any(m.get("content") == "work" for m in last_request if m["role"] == "user")
+
+
+async def test_hibernated_session_reactivates_with_its_conversation(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(ScriptedReply(text="first answer"))
+    await chat_and_collect(api, agent_id, session_id, "remember the word kiwi")
+    first_pid = actor_pid(session_id)
+
+    def actor_gone() -> bool:
+        try:
+            ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
+        except ValueError:
+            return True
+        return False
+
+    for _ in range(100):  # idle_ttl is 2 s; the idle watch checks every 0.5 s
+        if actor_gone():
+            break
+        await asyncio.sleep(0.1)
+    assert actor_gone()
+
+    model.push(ScriptedReply(text="kiwi"))
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "what was the word?")
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert actor_pid(session_id) != first_pid
+    sent = model.requests[-1].body["messages"]
+    assert any("kiwi" in str(m.get("content")) for m in sent if m["role"] == "user")
+
+
+async def test_interrupt_and_patch_while_running(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(ScriptedReply(text="slow", delay=30))
+    stream = asyncio.create_task(
+        read_frames(
+            api, f"/sessions/{session_id}/stream", USER, is_reply_end, params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "go")).status_code == 200
+    await wait_for_status(api, session_id, "running")
+    patch = await api.patch(f"/sessions/{session_id}", json={"name": "x"}, headers=USER)
+    assert patch.status_code == 409
+
+    interrupted = await api.post(f"/sessions/{session_id}/interrupt", headers=USER)
+    assert interrupted.status_code == 202
+    assert interrupted.json() == {"session_id": session_id}
+    frames = await asyncio.wait_for(stream, 30)
+    assert frames[-1].data["finished_reason"] == "interrupted"
+    assert "USER_INTERRUPT" in [f.type for f in frames]
+    await wait_for_status(api, session_id, "idle")
+    again = await api.post(f"/sessions/{session_id}/interrupt", headers=USER)
+    assert again.status_code == 202  # idempotent when idle
+
+    patched = await api.patch(
+        f"/sessions/{session_id}",
+        json={"name": "renamed", "permission_mode": "dont_ask"},
+        headers=USER,
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["config"]["name"] == "renamed"
+    assert patched.json()["config"]["permission_mode"] == "dont_ask"
+
+
+async def test_delete_cascades_and_stops_the_actor(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(ScriptedReply(text="hi"))
+    await chat_and_collect(api, agent_id, session_id, "hello")
+    assert (await api.delete(f"/sessions/{session_id}", headers=USER)).status_code == 204
+    assert (await api.get(f"/sessions/{session_id}/messages", headers=USER)).status_code == 404
+    assert (await api.get(f"/sessions/{session_id}/status", headers=USER)).status_code == 404
+    with pytest.raises(ValueError, match="Failed to look up actor"):
+        ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
+
+
+async def test_redis_restart_under_load_loses_no_acknowledged_item(
+    api: httpx.AsyncClient, model: OpenAIWireServer, own_redis: EmbeddedRedis
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.reply_func = lambda body: ScriptedReply(text="ack")
+    acknowledged: list[str] = []
+    outage_health: list[dict[str, object]] = []
+
+    async def load() -> None:
+        for index in range(40):
+            text = f"item-{index}"
+            try:
+                response = await post_chat(api, agent_id, session_id, text)
+            except httpx.HTTPError:
+                continue
+            if response.status_code == 200:
+                acknowledged.append(text)
+            else:
+                assert response.status_code == 503, response.text
+            await asyncio.sleep(0.05)
+
+    async def restart() -> None:
+        await asyncio.sleep(0.5)
+        own_redis.stop()
+        health = await api.get("/health")
+        outage_health.append(health.json())
+        await asyncio.sleep(1.0)
+        own_redis.start()
+
+    try:
+        await asyncio.gather(load(), restart())
+    finally:
+        if not own_redis.running:
+            own_redis.start()
+        model.reply_func = None
+    assert outage_health[0]["status"] == "degraded"
+    assert outage_health[0]["components"]["redis"] != "ok"  # type: ignore[index]
+    assert acknowledged
+
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        history = await messages(api, session_id)
+        seen = {b["text"] for m in history if m["role"] == "user" for b in m["content"]}  # type: ignore[index,union-attr]
+        idle = (await api.get(f"/sessions/{session_id}/status", headers=USER)).json()
+        if set(acknowledged) <= seen and idle["status"] == "idle":
+            break
+        assert asyncio.get_running_loop().time() < deadline, sorted(set(acknowledged) - seen)
+        await asyncio.sleep(0.5)
+    assert (await api.get("/health")).json()["status"] == "ok"
+    assert history[-1]["role"] == "assistant"
