@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 
-from agent_core.agent._reply import ReplyBuilder
+from agent_core.agent._context import OFFLOADED_TRUNCATION_MARKER, TRUNCATION_MARKER
+from agent_core.agent._tokens import DEFAULT_COUNTER, TokenCounter
 from agent_core.event import (
     AgentEvent,
     ToolResultDataDeltaEvent,
@@ -18,38 +20,28 @@ from agent_core.message import (
     DataBlock,
     TextBlock,
     ToolCallBlock,
+    ToolResultBlock,
     ToolResultState,
 )
-from agent_core.ports import BackgroundSink
+from agent_core.ports import BackgroundSink, Offloader
+from agent_core.state import AgentState
 from agent_core.tool import Toolkit
 from agent_core.tool.base import ToolChunk
 
+CallHandler = Callable[..., AsyncIterator[AgentEvent]]
 
-def _chunk_output_events(
-    reply: ReplyBuilder, call: ToolCallBlock, blocks: list[TextBlock | DataBlock]
-) -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    for block in blocks:
-        if isinstance(block, TextBlock):
-            if block.text:
-                events.append(
-                    ToolResultTextDeltaEvent(
-                        reply_id=reply.reply_id, tool_call_id=call.id, delta=block.text
-                    )
-                )
-            continue
-        source = block.source
-        events.append(
-            ToolResultDataDeltaEvent(
-                reply_id=reply.reply_id,
-                tool_call_id=call.id,
-                block_id=block.id,
-                media_type=source.media_type,
-                data=source.data if isinstance(source, Base64Source) else None,
-                url=None if isinstance(source, Base64Source) else source.url,
-            )
-        )
-    return events
+
+@dataclass
+class ActingSetup:
+    """How tool calls run: state injection, background hand-over and output limits."""
+
+    toolkit: Toolkit
+    state: AgentState | None = None
+    sink: BackgroundSink | None = None
+    tool_timeout: float | None = None
+    result_limit: int | None = None
+    offloader: Offloader | None = None
+    counter: TokenCounter = field(default=DEFAULT_COUNTER)
 
 
 def background_placeholder(call: ToolCallBlock, after: float) -> str:
@@ -89,41 +81,87 @@ async def _chunks_with_deadline(
             return
 
 
-async def _run_one(
-    reply: ReplyBuilder, toolkit: Toolkit, call: ToolCallBlock, background: _Background
-) -> AsyncIterator[AgentEvent]:
-    yield ToolResultStartEvent(
-        reply_id=reply.reply_id, tool_call_id=call.id, tool_call_name=call.name
+class _TextBudget:
+    """Streams tool text until `limit` tokens, then keeps the rest for offloading only."""
+
+    def __init__(self, limit: int | None, counter: TokenCounter) -> None:
+        self._left = limit
+        self._counter = counter
+        self.truncated = False
+        self.full: list[str] = []
+
+    def admit(self, text: str) -> str:
+        """Return the part of `text` the model may see."""
+        self.full.append(text)
+        if self._left is None:
+            return text
+        if self.truncated:
+            return ""
+        cost = self._counter.count_text(text)
+        if cost <= self._left:
+            self._left -= cost
+            return text
+        self.truncated = True
+        kept = text.encode()[: max(self._left, 0) * 4].decode(errors="ignore")
+        self._left = 0
+        return kept
+
+
+def _data_event(reply_id: str, call: ToolCallBlock, block: DataBlock) -> AgentEvent:
+    source = block.source
+    return ToolResultDataDeltaEvent(
+        reply_id=reply_id,
+        tool_call_id=call.id,
+        block_id=block.id,
+        media_type=source.media_type,
+        data=source.data if isinstance(source, Base64Source) else None,
+        url=None if isinstance(source, Base64Source) else source.url,
     )
+
+
+async def run_tool(
+    reply_id: str, session_id: str, setup: ActingSetup, tool_call: ToolCallBlock
+) -> AsyncIterator[AgentEvent]:
+    """Execute one tool call and yield its unfolded `ToolResult*` events."""
+    call = tool_call
+    yield ToolResultStartEvent(reply_id=reply_id, tool_call_id=call.id, tool_call_name=call.name)
     state = ToolResultState.SUCCESS
     metadata: dict[str, object] = {}
-    tool = toolkit.get(call.name)
-    timeout = tool.timeout if tool is not None and tool.timeout is not None else background.timeout
+    budget = _TextBudget(setup.result_limit, setup.counter)
+    tool = setup.toolkit.get(call.name)
+    timeout = tool.timeout if tool is not None and tool.timeout is not None else setup.tool_timeout
+
+    def text(delta: str) -> AgentEvent:
+        return ToolResultTextDeltaEvent(reply_id=reply_id, tool_call_id=call.id, delta=delta)
+
     try:
-        chunks = _chunks_with_deadline(call, toolkit.call(call), timeout, background.sink)
-        async for chunk in chunks:
+        chunks = setup.toolkit.call(call, setup.state)
+        async for chunk in _chunks_with_deadline(call, chunks, timeout, setup.sink):
             if chunk is None:
                 metadata["background"] = True
-                yield ToolResultTextDeltaEvent(
-                    reply_id=reply.reply_id,
-                    tool_call_id=call.id,
-                    delta=background_placeholder(call, timeout or 0.0),
-                )
+                yield text(background_placeholder(call, timeout or 0.0))
                 break
-            for event in _chunk_output_events(reply, call, chunk.content):
-                yield event
+            for block in chunk.content:
+                if isinstance(block, TextBlock):
+                    if visible := budget.admit(block.text):
+                        yield text(visible)
+                elif not budget.truncated:
+                    yield _data_event(reply_id, call, block)
             metadata.update(chunk.metadata)
             if chunk.state is not ToolResultState.RUNNING:
                 state = chunk.state
     except Exception as exc:  # a crashing tool is the model's problem to read, not the reply's
-        yield ToolResultTextDeltaEvent(
-            reply_id=reply.reply_id,
-            tool_call_id=call.id,
-            delta=f"Tool '{call.name}' crashed: {type(exc).__name__}: {exc}",
-        )
+        yield text(f"Tool '{call.name}' crashed: {type(exc).__name__}: {exc}")
         state = ToolResultState.ERROR
+    if budget.truncated:
+        marker = TRUNCATION_MARKER
+        if setup.offloader is not None:
+            full = ToolResultBlock(id=call.id, name=call.name, output="".join(budget.full))
+            path = await setup.offloader.offload_tool_result(session_id, full)
+            marker = OFFLOADED_TRUNCATION_MARKER.format(path=path)
+        yield text("\n" + marker)
     yield ToolResultEndEvent(
-        reply_id=reply.reply_id, tool_call_id=call.id, state=state, metadata=metadata
+        reply_id=reply_id, tool_call_id=call.id, state=state, metadata=metadata
     )
 
 
@@ -150,49 +188,33 @@ async def _merge(streams: list[AsyncIterator[AgentEvent]]) -> AsyncIterator[Agen
                 yield event
 
 
+def _is_safe(toolkit: Toolkit, call: ToolCallBlock) -> bool:
+    tool = toolkit.get(call.name)
+    return tool is not None and tool.is_concurrency_safe
+
+
 def _batches(toolkit: Toolkit, calls: list[ToolCallBlock]) -> list[list[ToolCallBlock]]:
     """Group consecutive concurrency-safe calls; every other call is a batch of its own."""
     batches: list[list[ToolCallBlock]] = []
     for call in calls:
-        tool = toolkit.get(call.name)
-        safe = tool is not None and tool.is_concurrency_safe
-        if safe and batches and _all_safe(toolkit, batches[-1]):
+        if _is_safe(toolkit, call) and batches and all(_is_safe(toolkit, c) for c in batches[-1]):
             batches[-1].append(call)
         else:
             batches.append([call])
     return batches
 
 
-def _all_safe(toolkit: Toolkit, batch: list[ToolCallBlock]) -> bool:
-    return all((t := toolkit.get(c.name)) is not None and t.is_concurrency_safe for c in batch)
-
-
-class _Background:
-    """Where and after how long tool calls move to the background (no sink: never)."""
-
-    def __init__(self, sink: BackgroundSink | None, timeout: float | None) -> None:
-        self.sink = sink
-        self.timeout = timeout
-
-
 async def act(
-    reply: ReplyBuilder,
-    toolkit: Toolkit,
-    calls: list[ToolCallBlock],
-    sink: BackgroundSink | None = None,
-    tool_timeout: float | None = None,
+    toolkit: Toolkit, calls: list[ToolCallBlock], run_call: CallHandler
 ) -> AsyncIterator[AgentEvent]:
     """Execute `calls` (concurrency-safe neighbours together, others in order), yielding events.
 
-    With a `sink`, a call still running after its timeout (the tool's own, else `tool_timeout`)
-    gets a placeholder result and finishes in the background.
+    `run_call(tool_call=...)` is the (middleware-wrapped) handler of one call.
     """
-    background = _Background(sink, tool_timeout)
     for batch in _batches(toolkit, calls):
-        stream = (
-            _run_one(reply, toolkit, batch[0], background)
-            if len(batch) == 1
-            else _merge([_run_one(reply, toolkit, call, background) for call in batch])
-        )
+        if len(batch) == 1:
+            stream = run_call(tool_call=batch[0])
+        else:
+            stream = _merge([run_call(tool_call=call) for call in batch])
         async for event in stream:
-            yield reply.emit(event)
+            yield event

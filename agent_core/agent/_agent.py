@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Sequence
 
 from agent_core._ids import new_id
-from agent_core.agent._acting import act
+from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
+from agent_core.agent._context import compress_context
 from agent_core.agent._errors import error_info
+from agent_core.agent._gate import gate_calls
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
+from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
     HintBlockEvent,
     ReplyEndEvent,
     ReplyStartEvent,
+    RequireExternalExecutionEvent,
+    RequireUserConfirmEvent,
     TextBlockDeltaEvent,
     TextBlockEndEvent,
     TextBlockStartEvent,
+    ToolResultEndEvent,
     UserInterruptEvent,
 )
 from agent_core.message import (
@@ -28,21 +35,42 @@ from agent_core.message import (
     Msg,
     ReplyFinishedReason,
     SystemMsg,
+    ToolCallState,
     ToolResultState,
+    UserMsg,
 )
-from agent_core.model.base import ChatModelBase
-from agent_core.ports import BackgroundSink, HintSource
+from agent_core.middleware import MiddlewareBase, MiddlewareChain, call_model
+from agent_core.model.base import ChatModelBase, ToolSchema
+from agent_core.permission import PermissionEngine
+from agent_core.ports import BackgroundSink, HintSource, Offloader
 from agent_core.state import AgentState, ReplyContext
 from agent_core.tool import Toolkit
 
-AgentInput = Msg | Sequence[Msg] | None
+AgentInput = Msg | Sequence[Msg] | ResumeEvent | None
+_PARKING = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
 
 
 class Agent:
     """A reasoning-acting loop over a model, a toolkit and a persistent `AgentState`.
 
-    The agent itself is stateless between calls apart from `state`, so a host can persist the
-    state after any event and rebuild the agent from it later.
+    Everything needed to resume lives in `state`, so a host can persist it after any event
+    and rebuild the agent from it later — including a reply parked on a user confirmation or
+    an external execution.
+
+    Args:
+        name: Agent identifier, used in messages.
+        system_prompt: The base system prompt.
+        model: The LLM used for reasoning.
+        toolkit: Tools, groups, MCP tools and skills.
+        state: Context, permissions, tool and task state (auto-created).
+        offloader: Where compressed context and truncated tool results go.
+        middlewares: Hooks around reply, reasoning, acting, model calls, compression, prompt.
+        model_config: Retries and fallback model.
+        context_config: Compression thresholds and tool-result limits.
+        react_config: Iteration limit and rejection/interruption handling.
+        hint_source: Supplies inbox hints before every reasoning step (hosts).
+        background_sink: Takes over tool calls that outlive `tool_timeout` (hosts).
+        tool_timeout: Seconds before a call moves to the background (with a sink).
     """
 
     def __init__(
@@ -52,9 +80,12 @@ class Agent:
         model: ChatModelBase,
         toolkit: Toolkit | None = None,
         state: AgentState | None = None,
+        offloader: Offloader | None = None,
+        middlewares: Sequence[MiddlewareBase] | None = None,
         model_config: ModelConfig | None = None,
         context_config: ContextConfig | None = None,
         react_config: ReActConfig | None = None,
+        *,
         hint_source: HintSource | None = None,
         background_sink: BackgroundSink | None = None,
         tool_timeout: float = 10.0,
@@ -64,115 +95,208 @@ class Agent:
         self.model = model
         self.toolkit = toolkit or Toolkit()
         self.state = state or AgentState()
+        self.offloader = offloader
         self.model_config = model_config or ModelConfig()
         self.context_config = context_config or ContextConfig()
         self.react_config = react_config or ReActConfig()
         self.hint_source = hint_source
         self.background_sink = background_sink
         self.tool_timeout = tool_timeout
+        self._chain = MiddlewareChain(self, middlewares or [])
+        self._call_model = self._chain.wrap_model_call(call_model)
 
+    # public API
     async def observe(self, msgs: Msg | Sequence[Msg]) -> None:
         """Add messages to the context without replying."""
         self.state.context.extend([msgs] if isinstance(msgs, Msg) else msgs)
 
     async def reply(self, inputs: AgentInput = None) -> Msg:
-        """Run the loop to the end of the reply and return the assistant `Msg`."""
+        """Run the loop until the reply ends or parks, and return the assistant `Msg`."""
         reply_id = ""
         async for event in self.reply_stream(inputs):
             if isinstance(event, ReplyStartEvent):
                 reply_id = event.reply_id
-        for msg in reversed(self.state.context):
-            if msg.id == reply_id:
-                return msg
-        raise RuntimeError("the reply produced no message")  # unreachable: REPLY_START is first
+        return next(m for m in reversed(self.state.context) if m.id == reply_id)
 
     async def reply_stream(self, inputs: AgentInput = None) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding every event as it happens; the last one is `ReplyEndEvent`.
+        """Run the loop, yielding every event as it happens.
+
+        `inputs` starts a reply (messages, or None to continue without input) or resumes a
+        parked one (`UserConfirmResultEvent`, `ExternalExecutionResultEvent`, or
+        `UserInterruptEvent` to close it). A reply ends with `ReplyEndEvent`, or parks after a
+        `RequireUserConfirmEvent` / `RequireExternalExecutionEvent` without one.
 
         Cancelling the task that consumes the stream interrupts the reply: open tool calls get
         `interrupted` results and the stream still ends with `REPLY_END(interrupted)` (then
         re-raises `CancelledError` if `react_config.interruption_raise_cancelled_error`).
+
+        Raises:
+            ValueError: a resume event names a reply that is not parked.
         """
-        if inputs is not None:
-            await self.observe(inputs)
-        start = ReplyStartEvent(reply_id=new_id(), session_id=self.state.session_id, name=self.name)
-        # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
-        msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
-        reply = ReplyBuilder(msg, self.state.session_id)
-        self.state.context.append(reply.msg)
-        self.state.reply_context = ReplyContext(reply_id=reply.reply_id)
-        yield reply.emit(start)
-        reason_ = ReplyFinishedReason.COMPLETED
+        async for event in self._chain.wrap_reply(self._reply)(inputs=inputs):
+            yield event
+
+    async def compress_context(self, context_config: ContextConfig | None = None) -> None:
+        """Compress the context if it exceeds the threshold (`context_config` overrides).
+
+        Raises:
+            RuntimeError: the system prompt alone exceeds the compression threshold.
+        """
+        await self._chain.wrap_compress_context(self._compress)(context_config=context_config)
+
+    # the reply
+    async def _reply(self, inputs: AgentInput) -> AsyncIterator[AgentEvent]:
+        sid = self.state.session_id
+        parked = self.state.current_reply()
+        resume = inputs if isinstance(inputs, ResumeEvent) else None
+        if resume is not None:
+            if parked is None or parked.id != resume.reply_id:
+                raise ValueError(f"reply {resume.reply_id!r} is not awaiting outside input")
+            reply = ReplyBuilder(parked, sid)
+            yield reply.emit(resume)
+            yield reply.emit(ReplyStartEvent(reply_id=parked.id, session_id=sid, name=self.name))
+        else:
+            if parked is not None:
+                for event in abandon_parked(ReplyBuilder(parked, sid), self.state):
+                    yield event
+            if inputs is not None:
+                await self.observe(inputs)  # type: ignore[arg-type]
+            start = ReplyStartEvent(reply_id=new_id(), session_id=sid, name=self.name)
+            # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
+            msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
+            reply = ReplyBuilder(msg, sid)
+            self.state.context.append(msg)
+            self.state.reply_context = ReplyContext(reply_id=msg.id)
+            yield reply.emit(start)
+        finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
-        interrupted = False
+        interrupted = parks = False
         try:
-            async for event in self._iterate(reply):
+            if isinstance(resume, UserInterruptEvent):
+                raise asyncio.CancelledError
+            async for event in self._run(reply, resume):
                 if isinstance(event, ExceedMaxItersEvent):
-                    reason_ = ReplyFinishedReason.EXCEED_MAX_ITERS
+                    finished = ReplyFinishedReason.EXCEED_MAX_ITERS
+                parks = isinstance(event, _PARKING)
                 yield event
         except asyncio.CancelledError:
-            reason_, interrupted = ReplyFinishedReason.INTERRUPTED, True
+            finished, interrupted = ReplyFinishedReason.INTERRUPTED, True
             for event in self._interrupted(reply):
                 yield event
         except Exception as exc:  # the reply ends with a readable error; the agent stays usable
-            reason_, error = ReplyFinishedReason.ERROR, error_info(exc)
-            failed = f"Not executed: the reply failed ({error.message})."
-            for event in reply.close_open_calls(failed):
+            finished, error = ReplyFinishedReason.ERROR, error_info(exc)
+            for event in reply.close_open_calls(
+                f"Not executed: the reply failed ({error.message})."
+            ):
                 yield event
+        if parks:
+            return
         self.state.reply_context = ReplyContext()
         yield reply.emit(
             ReplyEndEvent(
-                reply_id=reply.reply_id,
-                session_id=reply.session_id,
-                finished_reason=reason_,
-                error=error,
+                reply_id=reply.reply_id, session_id=sid, finished_reason=finished, error=error
             )
         )
         if interrupted and self.react_config.interruption_raise_cancelled_error:
             raise asyncio.CancelledError
 
-    def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
-        rid = reply.reply_id
-        events = [
-            reply.emit(UserInterruptEvent(reply_id=rid)),
-            *reply.close_open_calls("Interrupted by the user.", ToolResultState.INTERRUPTED),
-        ]
-        block_id = new_id()
-        return [
-            *events,
-            reply.emit(TextBlockStartEvent(reply_id=rid, block_id=block_id)),
-            reply.emit(
-                TextBlockDeltaEvent(
-                    reply_id=rid, block_id=block_id, delta=self.react_config.interruption_message
+    async def _run(
+        self, reply: ReplyBuilder, resume: ResumeEvent | None
+    ) -> AsyncIterator[AgentEvent]:
+        if resume is not None:
+            rejected = False
+            engine = PermissionEngine(self.state.permission_context)
+            async for event in resume_calls(reply, resume, engine, self._run_call(reply)):
+                rejected = rejected or (
+                    isinstance(event, ToolResultEndEvent) and event.state is ToolResultState.DENIED
                 )
-            ),
-            reply.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
-        ]
-
-    def _prompt(self) -> list[Msg]:
-        return [SystemMsg("system", self.system_prompt), *self.state.context]
+                yield event
+            if rejected and self.react_config.stop_on_reject:
+                return
+        async for event in self._iterate(reply):
+            yield event
 
     async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
-        tools = self.toolkit.schemas()
+        engine = PermissionEngine(self.state.permission_context)
         for _ in range(self.react_config.max_iters):
             self.state.reply_context.cur_iter += 1
             async for event in self._inject_hints(reply):
                 yield event
+            await self.compress_context()
             step_start = len(reply.msg.content)
-            async for event in reason(reply, self.model, self._prompt(), tools, self.model_config):
-                yield event
+            async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
+                tool_choice=None
+            ):
+                yield reply.emit(event)
             calls = tool_calls_since(reply.msg, step_start)
             if not calls:
                 return
-            async for event in act(
-                reply, self.toolkit, calls, self.background_sink, self.tool_timeout
+            gate = await gate_calls(self.toolkit, engine, calls)
+            for event in denied_results(reply, gate.denied):
+                yield event
+            async for event in act(self.toolkit, gate.allowed, self._run_call(reply)):
+                yield reply.emit(event)
+            if gate.asking:
+                asking = [c.model_copy(update={"state": ToolCallState.ASKING}) for c in gate.asking]
+                yield reply.emit(
+                    RequireUserConfirmEvent(reply_id=reply.reply_id, tool_calls=asking)
+                )
+            if gate.external:
+                yield reply.emit(
+                    RequireExternalExecutionEvent(reply_id=reply.reply_id, tool_calls=gate.external)
+                )
+            if gate.parks:
+                return
+        yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
+        async for event in self._chain.wrap_reasoning(self._reason_step(reply))(tool_choice="none"):
+            yield reply.emit(event)
+
+    # steps
+    def _tools(self) -> list[ToolSchema]:
+        return self.toolkit.schemas(self.state)
+
+    async def _prompt(self) -> list[Msg]:
+        system = SystemMsg("system", await self._chain.system_prompt(self.system_prompt))
+        summary = [UserMsg("user", self.state.summary)] if self.state.summary else []
+        return [system, *summary, *self.state.context]
+
+    def _reason_step(self, reply: ReplyBuilder):  # type: ignore[no-untyped-def]
+        async def step(tool_choice: str | None = None) -> AsyncIterator[AgentEvent]:
+            async for event in reason(
+                reply.reply_id,
+                self.model,
+                await self._prompt(),
+                self._tools(),
+                self.model_config,
+                tool_choice,
+                self._call_model,
             ):
                 yield event
-        yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
-        async for event in reason(
-            reply, self.model, self._prompt(), tools, self.model_config, tool_choice="none"
-        ):
-            yield event
+
+        return step
+
+    def _run_call(self, reply: ReplyBuilder):  # type: ignore[no-untyped-def]
+        setup = ActingSetup(
+            toolkit=self.toolkit,
+            state=self.state,
+            sink=self.background_sink,
+            tool_timeout=self.tool_timeout,
+            result_limit=self.context_config.tool_result_limit,
+            offloader=self.offloader,
+        )
+        return self._chain.wrap_acting(
+            functools.partial(run_tool, reply.reply_id, self.state.session_id, setup)
+        )
+
+    async def _compress(self, context_config: ContextConfig | None = None) -> None:
+        await compress_context(
+            self.model,
+            await self._chain.system_prompt(self.system_prompt),
+            self.state,
+            self._tools(),
+            context_config or self.context_config,
+            self.offloader,
+        )
 
     async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         if self.hint_source is None:
@@ -183,3 +307,17 @@ class Agent:
                     reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
                 )
             )
+
+    def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
+        rid, block_id = reply.reply_id, new_id()
+        return [
+            reply.emit(UserInterruptEvent(reply_id=rid)),
+            *reply.close_open_calls("Interrupted by the user.", ToolResultState.INTERRUPTED),
+            reply.emit(TextBlockStartEvent(reply_id=rid, block_id=block_id)),
+            reply.emit(
+                TextBlockDeltaEvent(
+                    reply_id=rid, block_id=block_id, delta=self.react_config.interruption_message
+                )
+            ),
+            reply.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
+        ]

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from agent_core._ids import new_id
 from agent_core.agent._config import ModelConfig
 from agent_core.agent._errors import is_retryable
-from agent_core.agent._reply import ReplyBuilder
 from agent_core.event import (
     AgentEvent,
     ModelCallEndEvent,
@@ -24,6 +23,7 @@ from agent_core.event import (
     ToolCallStartEvent,
 )
 from agent_core.message import Msg, ToolCallBlock, Usage
+from agent_core.middleware import ModelStreamHandler, call_model
 from agent_core.model.base import (
     ChatModelBase,
     ModelChunk,
@@ -39,14 +39,14 @@ from agent_core.model.base import (
 class _OpenBlock:
     """Tracks which streamed block is open, so the right START/END events bracket deltas."""
 
-    def __init__(self, reply: ReplyBuilder) -> None:
-        self._reply = reply
+    def __init__(self, reply_id: str) -> None:
+        self._reply_id = reply_id
         self.kind: str | None = None
         self.block_id = ""
 
     def close(self) -> AgentEvent | None:
         kind, self.kind = self.kind, None
-        rid = self._reply.reply_id
+        rid = self._reply_id
         if kind == "text":
             return TextBlockEndEvent(reply_id=rid, block_id=self.block_id)
         if kind == "thinking":
@@ -61,7 +61,7 @@ class _OpenBlock:
             return []
         events = [e for e in [self.close()] if e is not None]
         self.kind, self.block_id = kind, block_id
-        rid = self._reply.reply_id
+        rid = self._reply_id
         if kind == "text":
             events.append(TextBlockStartEvent(reply_id=rid, block_id=block_id))
         elif kind == "thinking":
@@ -99,17 +99,18 @@ def _chunk_events(chunk: ModelChunk, open_block: _OpenBlock, rid: str) -> list[A
 
 
 async def reason(
-    reply: ReplyBuilder,
+    reply_id: str,
     model: ChatModelBase,
     messages: list[Msg],
     tools: list[ToolSchema],
     model_config: ModelConfig,
     tool_choice: str | None = None,
+    call: ModelStreamHandler = call_model,
 ) -> AsyncIterator[AgentEvent]:
-    """Run one model call (with retries and fallback) and yield its events.
+    """Run one model call (with retries and fallback) and yield its events, unfolded.
 
-    A failed call is retried only while it has emitted no block yet, so a retry never duplicates
-    streamed content.
+    `call` is the (middleware-wrapped) model-call handler. A failed call is retried only while
+    it has emitted no block yet, so a retry never duplicates streamed content.
 
     Raises:
         ModelError: the call failed for good.
@@ -120,7 +121,7 @@ async def reason(
         while True:
             started = False
             try:
-                async for event in _one_call(reply, current, messages, tools, tool_choice):
+                async for event in _one_call(reply_id, current, messages, tools, tool_choice, call):
                     started = started or not isinstance(event, ModelCallStartEvent)
                     yield event
                 return
@@ -137,32 +138,33 @@ async def reason(
 
 
 async def _one_call(
-    reply: ReplyBuilder,
+    reply_id: str,
     model: ChatModelBase,
     messages: list[Msg],
     tools: list[ToolSchema],
     tool_choice: str | None,
+    call: ModelStreamHandler,
 ) -> AsyncIterator[AgentEvent]:
-    rid = reply.reply_id
-    yield reply.emit(ModelCallStartEvent(reply_id=rid, model_name=model.model_name))
-    open_block = _OpenBlock(reply)
+    yield ModelCallStartEvent(reply_id=reply_id, model_name=model.model_name)
+    open_block = _OpenBlock(reply_id)
     usage = Usage()
-    async for chunk in model.stream(messages, tools or None, tool_choice):
+    stream = await call(
+        messages=messages, tools=tools, tool_choice=tool_choice, current_model=model
+    )
+    async for chunk in stream:
         if isinstance(chunk, UsageChunk):
             usage = chunk.usage
             continue
-        for event in _chunk_events(chunk, open_block, rid):
-            yield reply.emit(event)
+        for event in _chunk_events(chunk, open_block, reply_id):
+            yield event
     if (closing := open_block.close()) is not None:
-        yield reply.emit(closing)
-    yield reply.emit(
-        ModelCallEndEvent(
-            reply_id=rid,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_input_tokens=usage.cache_input_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens,
-        )
+        yield closing
+    yield ModelCallEndEvent(
+        reply_id=reply_id,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_input_tokens=usage.cache_input_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
     )
 
 

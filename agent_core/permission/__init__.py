@@ -1,5 +1,33 @@
-"""The permission system of agent_core: modes, rules, decisions and the engine."""
+"""The permission system of agent_core: modes, rules, decisions and the engine.
 
+`PermissionEngine` decides each tool call from a `PermissionContext`; the `bash_*` and `file_*`
+functions are the permission hooks the built-in tools call (see `bash` and `paths`).
+"""
+
+from agent_core.permission.bash import (
+    BashAnalysis,
+    SubCommand,
+    analyze_command,
+    bash_match_rule,
+    bash_permission,
+    bash_read_paths,
+    bash_rule_subjects,
+    bash_suggestions,
+    is_read_only,
+)
+from agent_core.permission.engine import PermissionEngine
+from agent_core.permission.errors import InvalidRuleError, PermissionSystemError, ShellSyntaxError
+from agent_core.permission.paths import (
+    dangerous_path_reason,
+    file_match_rule,
+    file_read_paths,
+    file_rule_subjects,
+    file_suggestions,
+    file_write_permission,
+    glob_match,
+    is_inside,
+)
+from agent_core.permission.rules import ReadPaths, RuleSubjects
 from agent_core.permission.types import (
     AdditionalWorkingDirectory,
     PermissionBehavior,
@@ -11,9 +39,32 @@ from agent_core.permission.types import (
 
 __all__ = [
     "AdditionalWorkingDirectory",
+    "BashAnalysis",
+    "InvalidRuleError",
     "PermissionBehavior",
     "PermissionContext",
     "PermissionDecision",
+    "PermissionEngine",
     "PermissionMode",
     "PermissionRule",
+    "PermissionSystemError",
+    "ReadPaths",
+    "RuleSubjects",
+    "ShellSyntaxError",
+    "SubCommand",
+    "analyze_command",
+    "bash_match_rule",
+    "bash_permission",
+    "bash_read_paths",
+    "bash_rule_subjects",
+    "bash_suggestions",
+    "dangerous_path_reason",
+    "file_match_rule",
+    "file_read_paths",
+    "file_rule_subjects",
+    "file_suggestions",
+    "file_write_permission",
+    "glob_match",
+    "is_inside",
+    "is_read_only",
 ]

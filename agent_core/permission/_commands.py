@@ -12,12 +12,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agent_core.permission._readonly import (
-    READ_ONLY_CHECKS,
-    has_option,
-    parse_args,
-    sed_script_is_safe,
-)
+from agent_core.permission._args import has_option, parse_args
+from agent_core.permission._readonly import READ_ONLY_CHECKS, sed_script_is_safe
 from agent_core.permission._shell import UNKNOWN
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -46,9 +42,12 @@ class Facts:
     Attributes:
         read_only: It only reads (its redirections aside).
         edit: It is a filesystem edit whose every target is listed in `writes`.
-        writes: Paths it creates, modifies or removes; None when unknown.
+        writes: Paths it creates, modifies, removes or copies from; None when unknown.
+        modifies: The paths among `writes` it changes (`cp`'s destination, not its sources);
+            None when all of them.
         reads: Paths it reads; None when unknown.
         critical: Targets where a system path would be a disaster (rm, rmdir, chmod -R ...).
+        sweeps: Roots of a recursive deletion (`find DIR -delete`).
         dangers: Reasons for a safety prompt that need no path resolution.
         inner: Commands it runs itself (sudo X, find -exec X), as argv.
         scripts: Shell source it runs (eval, bash -c).
@@ -58,8 +57,10 @@ class Facts:
     read_only: bool = False
     edit: bool = False
     writes: list[str] | None = None
+    modifies: list[str] | None = None
     reads: list[str] | None = field(default_factory=list)
     critical: list[str] = field(default_factory=list)
+    sweeps: list[str] = field(default_factory=list)
     dangers: list[str] = field(default_factory=list)
     inner: list[list[str]] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)
@@ -166,12 +167,19 @@ def classify(argv: Sequence[str]) -> Facts:
 
 
 def _edit(
-    short_values: str = "", long_values: Sequence[str] = (), *, critical: bool = False
+    short_values: str = "",
+    long_values: Sequence[str] = (),
+    *,
+    critical: bool = False,
+    copies: bool = False,
 ) -> Callable[[list[str]], Facts]:
     def facts(args: list[str]) -> Facts:
         options, operands = parse_args(args, short_values, long_values)
-        targets = operands + [v for n, v in options if n in ("-t", "--target-directory") and v]
-        return Facts(edit=True, writes=targets, critical=operands if critical else [])
+        into = [v for n, v in options if n in ("-t", "--target-directory") and v]
+        found = Facts(edit=True, writes=operands + into, critical=operands if critical else [])
+        if copies:  # cp and ln only change their destination
+            found.modifies = into or operands[-1:]
+        return found
 
     return facts
 
@@ -297,7 +305,7 @@ def _find(args: list[str]) -> Facts:
             facts.read_only = False
             facts.writes = None
             if arg == "-delete":
-                facts.critical = paths or ["."]
+                facts.sweeps = paths or ["."]
         elif arg in ("-exec", "-execdir"):
             end = i
             while end < len(args) and args[end] not in (";", "+"):
@@ -305,7 +313,7 @@ def _find(args: list[str]) -> Facts:
             inner = [a.replace("{}", UNKNOWN) for a in args[i:end]]
             facts.inner.append(inner)
             if inner and command_name(inner[0]) in ("rm", "rmdir", "shred", "unlink"):
-                facts.critical = paths or ["."]
+                facts.sweeps = paths or ["."]
             i = end + 1
     return facts
 
@@ -353,8 +361,8 @@ _SPECIAL: dict[str, Callable[[list[str]], Facts]] = {
     "rmdir": _edit(critical=True),
     "unlink": _edit(critical=True),
     "mv": _edit("tS", ("--target-directory", "--suffix")),
-    "cp": _edit("tS", ("--target-directory", "--suffix")),
-    "ln": _edit("tS", ("--target-directory", "--suffix")),
+    "cp": _edit("tS", ("--target-directory", "--suffix"), copies=True),
+    "ln": _edit("tS", ("--target-directory", "--suffix"), copies=True),
     "truncate": _edit("sr", ("--size", "--reference")),
     "tee": _tee,
     "sed": _sed,
@@ -373,7 +381,7 @@ _SPECIAL: dict[str, Callable[[list[str]], Facts]] = {
     "cd": _cd,
     "pushd": _cd,
     **{name: _privileged(name) for name in _PRIVILEGE},
-    **{name: _shell for name in _SHELLS},
+    **dict.fromkeys(_SHELLS, _shell),
     **{name: _power(name) for name in _POWER},
 }
 

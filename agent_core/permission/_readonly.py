@@ -13,135 +13,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Collection, Sequence
 
-Check = Callable[[list[str]], list[str] | None]
-
-
-def parse_args(
-    args: Sequence[str], short_values: str = "", long_values: Sequence[str] = ()
-) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """Split arguments GNU-style (options anywhere, `--` ends them) into options and operands.
-
-    Only options listed in `short_values`/`long_values` take the next argument as their value;
-    an unlisted option that does take one leaves its value among the operands, where it is
-    checked like a path: listing too few is conservative, listing too many would hide paths.
-    """
-    options: list[tuple[str, str | None]] = []
-    operands: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            operands += args[i:]
-            break
-        if arg.startswith("--"):
-            name, eq, value = arg.partition("=")
-            if not eq and name in long_values and i < len(args):
-                value, i = args[i], i + 1
-            options.append((name, value if eq or name in long_values else None))
-        elif arg.startswith("-") and len(arg) > 1:
-            for j, letter in enumerate(arg[1:], 1):
-                if letter in short_values:
-                    value = arg[j + 1 :]
-                    if not value and i < len(args):
-                        value, i = args[i], i + 1
-                    options.append(("-" + letter, value))
-                    break
-                options.append(("-" + letter, None))
-        else:
-            operands.append(arg)
-    return options, operands
-
-
-def has_option(
-    options: Sequence[tuple[str, str | None]], short: str = "", long: Sequence[str] = ()
-) -> bool:
-    """Whether any option is one of the `short` letters or a `long` name (GNU abbreviations too)."""
-    for name, _ in options:
-        if len(name) == 2 and name[1] in short:
-            return True
-        if len(name) > 3 and any(option.startswith(name) for option in long):
-            return True
-    return False
-
-
-def files(
-    values: str = "",
-    long_values: Sequence[str] = (),
-    *,
-    forbid: str = "",
-    forbid_long: Sequence[str] = (),
-    pattern_first: bool = False,
-    default: Sequence[str] = (),
-    max_operands: int | None = None,
-) -> Check:
-    """A command whose operands are the files it reads."""
-
-    def check(args: list[str]) -> list[str] | None:
-        options, operands = parse_args(args, values, long_values)
-        if has_option(options, forbid, forbid_long):
-            return None
-        if max_operands is not None and len(operands) > max_operands:
-            return None
-        explicit = any(name in ("-e", "-f", "--regexp", "--file") for name, _ in options)
-        if pattern_first and not explicit:
-            operands = operands[1:]
-        return operands or list(default)
-
-    return check
-
-
-def no_paths(
-    *, forbid: str = "", forbid_long: Sequence[str] = (), max_operands: int | None = None
-) -> Check:
-    """A command that reads no files (its operands are not paths)."""
-    inner = files(forbid=forbid, forbid_long=forbid_long, max_operands=max_operands)
-    return lambda args: None if inner(args) is None else []
-
-
-def first_in(*names: str) -> Check:
-    """A subcommand group whose listed sub-subcommands read."""
-    return lambda args: [] if args and args[0] in names else None
-
-
-def tool(
-    table: dict[str, Check | None],
-    *,
-    global_values: Collection[str] = (),
-    skip_options: bool = False,
-) -> Check:
-    """A tool with subcommands; `table` maps read-only ones to a check (None: any arguments)."""
-
-    def check(args: list[str]) -> list[str] | None:
-        i = 0
-        while i < len(args) and args[i].startswith("-") and args[i] not in table:
-            name = args[i].partition("=")[0]
-            if name in global_values:
-                i += 1 if "=" in args[i] else 2
-            elif skip_options:
-                i += 1
-            else:
-                return None
-        if i >= len(args) or args[i] not in table:
-            return None
-        sub = table[args[i]]
-        return [] if sub is None else sub(args[i + 1 :])
-
-    return check
-
-
-def version_only(*flags: str) -> Check:
-    """A command that is read-only only when asked for its version or help."""
-    accepted = {"--version", "--help", *flags}
-    return lambda args: [] if len(args) == 1 and args[0] in accepted else None
-
-
-def names(*commands: str, check: Check | None = None) -> dict[str, Check]:
-    """The same check for several commands (default: reads its operands)."""
-    return dict.fromkeys(commands, check or files())
-
+from agent_core.permission._args import (
+    Check,
+    any_args,
+    files,
+    first_in,
+    has_option,
+    names,
+    no_paths,
+    parse_args,
+    tool,
+    version_only,
+)
 
 _SED_ADDRESS = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/[IM]*)"
 _SED_RANGE = rf"(?:{_SED_ADDRESS}(?:\s*,\s*(?:{_SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*"
@@ -183,9 +67,7 @@ def _git(args: list[str]) -> list[str] | None:
         arg = args[i]
         if arg == "-C" and i + 1 < len(args):
             directory, i = os.path.join(directory, args[i + 1]), i + 2
-        elif arg in ("--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--bare"):
-            i += 1
-        elif arg.startswith(("--git-dir=", "--work-tree=")):
+        elif arg in _GIT_FLAGS or arg.startswith(("--git-dir=", "--work-tree=")):
             i += 1
         elif arg in ("--version", "--help", "-h", "--exec-path") and i == len(args) - 1:
             return []
@@ -200,8 +82,14 @@ def _git(args: list[str]) -> list[str] | None:
 def _git_branch(args: list[str]) -> list[str] | None:
     listing = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
     options, operands = parse_args(args, "", (*listing, "--sort", "--format", "--abbrev"))
-    mutating = ("--delete", "--move", "--copy", "--force", "--set-upstream-to", "--track")
-    mutating += ("--unset-upstream", "--edit-description", "--no-track", "--create-reflog")
+    mutating: tuple[str, ...] = ("--delete", "--move", "--copy", "--force", "--track")
+    mutating = (
+        *mutating,
+        "--unset-upstream",
+        "--edit-description",
+        "--no-track",
+        "--create-reflog",
+    )
     if has_option(options, "dDmMcCuft", mutating):
         return None
     if operands and not has_option(options, "l", ("--list", *listing)):
@@ -243,111 +131,102 @@ def _git_remote(args: list[str]) -> list[str] | None:
     return [] if operands[:1] in ([], ["show"], ["get-url"]) else None
 
 
-_GIT_OUT = no_paths(forbid_long=("--output",))
+_GIT_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--bare"})
 _GIT: dict[str, Check] = {
-    **names("status", "blame", "annotate", "shortlog", "describe", "rev-parse", check=no_paths()),
-    **names("rev-list", "ls-files", "ls-tree", "ls-remote", "cat-file", check=no_paths()),
-    **names("show-ref", "show-branch", "merge-base", "name-rev", "count-objects", check=no_paths()),
-    **names("for-each-ref", "cherry", "var", "version", "help", "check-ignore", check=no_paths()),
     **names(
-        "check-attr", "diff-files", "diff-index", "verify-commit", "verify-tag", check=no_paths()
+        "status blame annotate shortlog describe rev-parse rev-list ls-files ls-tree", no_paths()
     ),
-    **names("log", "diff", "show", "whatchanged", "diff-tree", "range-diff", check=_GIT_OUT),
+    **names(
+        "ls-remote cat-file show-ref show-branch merge-base name-rev count-objects", no_paths()
+    ),
+    **names("for-each-ref cherry var version help check-ignore check-attr diff-files", no_paths()),
+    **names("diff-index verify-commit verify-tag", no_paths()),
+    **names("log diff show whatchanged diff-tree range-diff", no_paths(forbid_long=("--output",))),
     "grep": no_paths(forbid="O", forbid_long=("--open-files-in-pager",)),
     "branch": _git_branch,
     "tag": _git_tag,
     "config": _git_config,
     "reflog": _git_reflog,
     "remote": _git_remote,
-    "stash": first_in("list", "show"),
+    "stash": first_in("list show"),
     "worktree": first_in("list"),
-    "notes": first_in("list", "show"),
-    "submodule": first_in("status", "summary"),
-    "lfs": first_in("ls-files", "status", "env", "version"),
+    "notes": first_in("list show"),
+    "submodule": first_in("status summary"),
+    "lfs": first_in("ls-files status env version"),
 }
 
-_DOCKER_LEAF = dict.fromkeys(("ls", "list", "ps", "inspect", "logs", "top", "port", "diff"), None)
 _DOCKER_COMPOSE = tool(
-    dict.fromkeys(("ps", "logs", "config", "images", "ls", "top", "version", "port"), None),
+    any_args("ps logs config images ls top version port"),
     global_values=("-f", "--file", "-p", "--project-name", "--profile", "--env-file"),
 )
 _DOCKER = tool(
     {
-        **dict.fromkeys(("ps", "images", "logs", "inspect", "info", "version", "stats"), None),
-        **dict.fromkeys(("top", "port", "history", "diff", "search", "--version", "-v"), None),
-        **dict.fromkeys(
-            ("container", "image", "volume", "network", "node", "service"),
-            tool({**_DOCKER_LEAF, "stats": None, "history": None}),
+        **any_args("ps images logs inspect info version stats top port history diff search"),
+        **any_args("--version -v"),
+        **names(
+            "container image volume network node service",
+            tool(any_args("ls list ps inspect logs top port diff stats history")),
         ),
-        "system": first_in("df", "info"),
-        "context": first_in("ls", "list", "inspect", "show"),
-        "buildx": first_in("ls", "inspect", "version"),
+        "system": first_in("df info"),
+        "context": first_in("ls list inspect show"),
+        "buildx": first_in("ls inspect version"),
         "compose": _DOCKER_COMPOSE,
     },
     global_values=("--context", "-c", "-H", "--host", "--log-level", "-l", "--config"),
 )
 
-_NO_WEB = no_paths(forbid="w", forbid_long=("--web",))
 
-
-def _gh_group(*subs: str) -> Check:
-    return tool(dict.fromkeys(subs, _NO_WEB))
+def _gh(subs: str) -> Check:
+    return tool(dict.fromkeys(subs.split(), no_paths(forbid="w", forbid_long=("--web",))))
 
 
 _GH = tool(
     {
-        **dict.fromkeys(("status", "--version", "version"), None),
-        "repo": _gh_group("view", "list"),
-        "issue": _gh_group("list", "view", "status"),
-        "pr": _gh_group("list", "view", "status", "diff", "checks"),
-        "run": _gh_group("list", "view"),
-        "release": _gh_group("list", "view"),
-        "workflow": _gh_group("list", "view"),
-        "gist": _gh_group("list", "view"),
-        "search": _gh_group("repos", "issues", "prs", "commits", "code"),
-        "auth": _gh_group("status"),
-        "label": _gh_group("list"),
-        "cache": _gh_group("list"),
+        **any_args("status --version version"),
+        "repo": _gh("view list"),
+        "issue": _gh("list view status"),
+        "pr": _gh("list view status diff checks"),
+        **names("run release workflow gist", _gh("list view")),
+        "search": _gh("repos issues prs commits code"),
+        "auth": _gh("status"),
+        "label": _gh("list"),
+        "cache": _gh("list"),
     }
 )
 
 _NONE = no_paths(max_operands=0)
 _NPM = tool(
     {
-        **dict.fromkeys(("list", "ls", "ll", "la", "view", "info", "show", "v", "outdated"), None),
-        **dict.fromkeys(("search", "explain", "why", "root", "prefix", "help", "ping"), None),
-        **dict.fromkeys(("fund", "query", "whoami", "doctor", "--version", "-v"), None),
+        **any_args("list ls ll la view info show v outdated search explain why root prefix help"),
+        **any_args("ping fund query whoami doctor --version -v"),
         "version": _NONE,
         "audit": _NONE,
-        "config": first_in("get", "list", "ls"),
+        "config": first_in("get list ls"),
         "pkg": first_in("get"),
     }
 )
 _PNPM = tool(
     {
-        **dict.fromkeys(("list", "ls", "ll", "outdated", "why", "root", "bin", "view"), None),
-        **dict.fromkeys(("info", "--version", "-v"), None),
+        **any_args("list ls ll outdated why root bin view info --version -v"),
         "audit": no_paths(forbid_long=("--fix",)),
-        "config": first_in("get", "list"),
-        "store": first_in("path", "status"),
-        "licenses": first_in("list", "ls"),
+        "config": first_in("get list"),
+        "store": first_in("path status"),
+        "licenses": first_in("list ls"),
     }
 )
 _YARN = tool(
     {
-        **dict.fromkeys(("list", "info", "why", "outdated", "--version", "-v", "bin"), None),
-        "audit": None,
-        "config": first_in("get", "list"),
-        "licenses": first_in("list", "ls"),
+        **any_args("list info why outdated --version -v bin audit"),
+        "config": first_in("get list"),
+        "licenses": first_in("list ls"),
     }
 )
 _PIP = tool(
     {
-        **dict.fromkeys(("list", "show", "freeze", "check", "--version", "-V", "help"), None),
-        **dict.fromkeys(("debug", "inspect"), None),
+        **any_args("list show freeze check --version -V help debug inspect"),
         "index": first_in("versions"),
-        "config": first_in("list", "get", "debug"),
-        "cache": first_in("list", "dir", "info"),
+        "config": first_in("list get debug"),
+        "cache": first_in("list dir info"),
     }
 )
 
@@ -370,239 +249,109 @@ _RG = files(
     pattern_first=True,
     default=["."],
 )
+_DPKG_READ = frozenset(
+    ("-l", "--list", "-L", "--listfiles", "-s", "--status", "-S", "--search", "-p", "--version")
+)
+_JOURNAL_WRITES = "--vacuum-size --vacuum-time --vacuum-files --rotate --flush --sync"
+_JOURNAL_WRITES += " --relinquish-var --setup-keys --update-catalog"
 
 READ_ONLY_CHECKS: dict[str, Check] = {
-    **names("cat", "tac", "rev", "wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum"),
-    **names("head", "tail", check=files("ncs", ("--lines", "--bytes", "--pid"))),
-    **names("stat", "readlink", "realpath", "cmp", "comm", "paste", "expand", "unexpand"),
-    **names("diff", check=files("CUxXIFS", ("--label", "--exclude", "--unified", "--context"))),
-    **names("nl", check=files("bdfhilnsvw")),
-    **names("cut", check=files("bcdf")),
-    **names("fold", check=files("w")),
-    **names("strings", check=files("nte")),
-    **names("od", check=files("AjNStw")),
-    **names("hexdump", check=files("efns")),
-    **names("ls", "dir", check=files("IwT", ("--hide", "--ignore", "--width"), default=["."])),
-    **names("du", check=files("dBtX", ("--max-depth", "--block-size"), default=["."])),
-    **names("tree", check=files("LPI", forbid="o", default=["."])),
-    **names("file", check=files("mFe", forbid="C", forbid_long=("--compile",))),
-    **names("sort", check=files("ktST", forbid="o", forbid_long=("--output", "--compress"))),
-    **names("uniq", check=files("fsw", max_operands=1)),
-    **names("xxd", check=files("cglso", max_operands=1)),
-    **names("shuf", "base64", check=files("nw", forbid="o", forbid_long=("--output",))),
-    **names("join", check=files("tjeo12")),
-    **names("column", check=files("sc")),
-    **names("jq", check=files("fL", ("--arg", "--argjson", "--indent"), pattern_first=True)),
-    **names("grep", "egrep", "fgrep", check=_GREP),
-    **names("rg", "ag", "ack", check=_RG),
-    **names("awk", "gawk", "mawk", "nawk", check=_awk),
-    **names(
-        "echo",
-        "pwd",
-        "true",
-        "false",
-        ":",
-        "test",
-        "[",
-        "which",
-        "whereis",
-        "type",
-        check=no_paths(),
-    ),
-    **names(
-        "whoami",
-        "id",
-        "groups",
-        "uname",
-        "uptime",
-        "nproc",
-        "free",
-        "ps",
-        "printenv",
-        check=no_paths(),
-    ),
-    **names(
-        "locale",
-        "arch",
-        "tty",
-        "sleep",
-        "seq",
-        "expr",
-        "jobs",
-        "dirs",
-        "popd",
-        "basename",
-        check=no_paths(),
-    ),
-    **names(
-        "dirname",
-        "logname",
-        "users",
-        "who",
-        "getconf",
-        "cal",
-        "factor",
-        "numfmt",
-        "tr",
-        check=no_paths(),
-    ),
-    **names("set", "ulimit", "help", "times", "lsof", "df", "dpkg-query", check=no_paths()),
-    **names("printf", check=no_paths(forbid="v")),
-    **names("date", check=no_paths(forbid="s", forbid_long=("--set",))),
-    **names(
-        "hostname", check=no_paths(forbid="Fb", forbid_long=("--file", "--boot"), max_operands=0)
-    ),
-    **names("umask", "alias", check=no_paths(max_operands=0)),
+    **names("cat tac rev wc md5sum sha1sum sha256sum sha512sum cksum stat readlink realpath"),
+    **names("cmp comm paste expand unexpand"),
+    **names("head tail", files("ncs", ("--lines", "--bytes", "--pid"))),
+    **names("diff", files("CUxXIFS", ("--label", "--exclude", "--unified", "--context"))),
+    **names("nl", files("bdfhilnsvw")),
+    **names("cut", files("bcdf")),
+    **names("fold", files("w")),
+    **names("strings", files("nte")),
+    **names("od", files("AjNStw")),
+    **names("hexdump", files("efns")),
+    **names("ls dir", files("IwT", ("--hide", "--ignore", "--width"), default=["."])),
+    **names("du", files("dBtX", ("--max-depth", "--block-size"), default=["."])),
+    **names("tree", files("LPI", forbid="o", default=["."])),
+    **names("file", files("mFe", forbid="C", forbid_long=("--compile",))),
+    **names("sort", files("ktST", forbid="o", forbid_long=("--output", "--compress"))),
+    **names("uniq", files("fsw", max_operands=1)),
+    **names("xxd", files("cglso", max_operands=1)),
+    **names("shuf base64", files("nw", forbid="o", forbid_long=("--output",))),
+    **names("join", files("tjeo12")),
+    **names("column", files("sc")),
+    **names("jq", files("fL", ("--arg", "--argjson", "--indent"), pattern_first=True)),
+    **names("grep egrep fgrep", _GREP),
+    **names("rg ag ack", _RG),
+    **names("awk gawk mawk nawk", _awk),
+    **names("echo pwd true false : test [ which whereis type whoami id groups uname", no_paths()),
+    **names("uptime nproc free ps printenv locale arch tty sleep seq expr jobs dirs", no_paths()),
+    **names("popd basename dirname logname users who getconf cal factor numfmt tr", no_paths()),
+    **names("set ulimit help times lsof df dpkg-query", no_paths()),
+    **names("printf", no_paths(forbid="v")),
+    **names("date", no_paths(forbid="s", forbid_long=("--set",))),
+    **names("hostname", no_paths(forbid="Fb", forbid_long=("--file", "--boot"), max_operands=0)),
+    **names("umask alias", _NONE),
     "env": lambda args: [] if not args else None,
-    "declare": lambda args: [] if args == ["-p"] or not args else None,
+    "declare": lambda args: [] if args in ([], ["-p"]) else None,
     "export": lambda args: [] if args in ([], ["-p"]) else None,
     "command": lambda args: [] if args[:1] in (["-v"], ["-V"]) else None,
     "git": _git,
-    "docker": _DOCKER,
-    "podman": _DOCKER,
+    **names("docker podman", _DOCKER),
     "docker-compose": _DOCKER_COMPOSE,
     "gh": _GH,
     "npm": _NPM,
     "pnpm": _PNPM,
     "yarn": _YARN,
-    "pip": _PIP,
-    "pip3": _PIP,
-    "python": _python,
-    "python3": _python,
+    **names("pip pip3", _PIP),
+    **names("python python3", _python),
     "uv": tool(
         {
             "--version": None,
             "version": _NONE,
-            "pip": first_in("list", "show", "freeze", "tree", "check"),
-            "python": first_in("list", "find", "dir"),
-            "tool": first_in("list", "dir"),
+            "pip": first_in("list show freeze tree check"),
+            "python": first_in("list find dir"),
+            "tool": first_in("list dir"),
             "cache": first_in("dir"),
         }
     ),
-    "cargo": tool(dict.fromkeys(("--version", "-V", "version", "search", "help", "--list"), None)),
-    "go": tool({"version": None, "doc": None, "help": None, "env": no_paths(forbid="wu")}),
+    "cargo": tool(any_args("--version -V version search help --list")),
+    "go": tool({**any_args("version doc help"), "env": no_paths(forbid="wu")}),
     "kubectl": tool(
         {
-            **dict.fromkeys(("get", "describe", "logs", "version", "top", "explain"), None),
-            **dict.fromkeys(("api-resources", "api-versions", "cluster-info", "events"), None),
-            "config": first_in("view", "get-contexts", "current-context", "get-clusters"),
-            "auth": first_in("can-i", "whoami"),
+            **any_args("get describe logs version top explain api-resources api-versions"),
+            **any_args("cluster-info events"),
+            "config": first_in("view get-contexts current-context get-clusters"),
+            "auth": first_in("can-i whoami"),
         },
         global_values=("-n", "--namespace", "--context", "--kubeconfig", "--cluster"),
     ),
     "helm": tool(
         {
-            **dict.fromkeys(("list", "ls", "status", "get", "history", "show", "search"), None),
-            **dict.fromkeys(("version", "env", "template", "lint"), None),
-            "repo": first_in("list", "ls"),
+            **any_args("list ls status get history show search version env template lint"),
+            "repo": first_in("list ls"),
             "dependency": first_in("list"),
         },
         global_values=("-n", "--namespace", "--kube-context", "--kubeconfig"),
     ),
     "terraform": tool(
         {
-            **dict.fromkeys(("version", "-version", "--version", "show", "output"), None),
-            **dict.fromkeys(("providers", "graph", "validate"), None),
-            "state": first_in("list", "show"),
+            **any_args("version -version --version show output providers graph validate"),
+            "state": first_in("list show"),
         },
         global_values=("-chdir",),
     ),
-    "brew": tool(
-        dict.fromkeys(
-            (
-                "list",
-                "ls",
-                "info",
-                "search",
-                "--version",
-                "config",
-                "doctor",
-                "outdated",
-                "deps",
-                "leaves",
-                "uses",
-                "desc",
-            ),
-            None,
-        )
-    ),
-    "apt": tool(dict.fromkeys(("list", "show", "search", "policy"), None)),
-    "apt-cache": tool(
-        dict.fromkeys(("search", "show", "policy", "depends", "rdepends", "showpkg"), None)
-    ),
+    "brew": tool(any_args("list ls info search --version config doctor outdated deps leaves")),
+    "apt": tool(any_args("list show search policy")),
+    "apt-cache": tool(any_args("search show policy depends rdepends showpkg")),
     "dpkg": lambda args: [] if args[:1] and args[0] in _DPKG_READ else None,
     "systemctl": tool(
-        dict.fromkeys(
-            (
-                "status",
-                "is-active",
-                "is-enabled",
-                "is-failed",
-                "list-units",
-                "list-unit-files",
-                "list-timers",
-                "list-sockets",
-                "show",
-                "cat",
-                "list-dependencies",
-                "--version",
-            ),
-            None,
-        ),
+        any_args("status is-active is-enabled is-failed list-units list-unit-files list-timers")
+        | any_args("list-sockets show cat list-dependencies --version"),
         skip_options=True,
     ),
-    "journalctl": no_paths(
-        forbid_long=(
-            "--vacuum-size",
-            "--vacuum-time",
-            "--vacuum-files",
-            "--rotate",
-            "--flush",
-            "--sync",
-            "--relinquish-var",
-            "--setup-keys",
-            "--update-catalog",
-        )
-    ),
+    "journalctl": no_paths(forbid_long=_JOURNAL_WRITES.split()),
+    **names("node ruby rustc gcc g++ clang make cmake deno bun php", version_only("-v -V")),
     **names(
-        "node",
-        "ruby",
-        "rustc",
-        "gcc",
-        "g++",
-        "clang",
-        "make",
-        "cmake",
-        "deno",
-        "bun",
-        "php",
-        check=version_only("-v", "-V"),
+        "java javac dotnet tsc ruff mypy pytest curl wget openssl black eslint prettier",
+        version_only("-version version -V"),
     ),
-    **names(
-        "java",
-        "javac",
-        "dotnet",
-        "tsc",
-        "ruff",
-        "mypy",
-        "pytest",
-        "curl",
-        "wget",
-        "openssl",
-        "black",
-        "eslint",
-        "prettier",
-        "poetry",
-        "swift",
-        "mvn",
-        "gradle",
-        "rustup",
-        check=version_only("-version", "version", "-V"),
-    ),
-    **names("perl", "lua", "ssh", check=version_only("-v", "-V")),
+    **names("poetry swift mvn gradle rustup", version_only("-version version -V")),
+    **names("perl lua ssh", version_only("-v -V")),
 }
-
-_DPKG_READ = frozenset(
-    {"-l", "--list", "-L", "--listfiles", "-s", "--status", "-S", "--search", "-p"}
-    | {"--print-avail", "--get-selections", "--print-architecture", "--version"}
-)

@@ -120,8 +120,11 @@ def is_inside(path: str, working_dirs: Iterable[str], cwd: str) -> bool:
 
 
 def is_critical_path(path: str, cwd: str, working_dirs: Iterable[str]) -> bool:
-    """Whether removing `path` would be a disaster: /, a top-level directory, the home
-    directory, or a working directory (or one of its parents)."""
+    """Whether removing `path` would be a disaster.
+
+    Critical are /, a top-level directory, the home directory, and a working directory or one
+    of its parents.
+    """
     home = os.path.realpath(os.path.expanduser("~"))
     logical = resolve_path(path, cwd)
     roots = [os.path.realpath(os.path.expanduser(d)) for d in working_dirs]
@@ -244,8 +247,11 @@ def file_match_rule(rule_content: str | None, file_path: str, cwd: str) -> bool:
 
 
 def file_rule_subjects(file_path: str, cwd: str) -> list[str]:
-    """The views of `file_path` rules are judged on: its logical path and, if different, its
-    real path. A deny rule on either denies; an allow rule must cover both."""
+    """`rule_subjects` of the file tools: the paths rules are judged on.
+
+    The logical path and, if different, the real path: a deny rule on either denies, an allow
+    rule must cover both.
+    """
     logical = resolve_path(file_path, cwd)
     return list(dict.fromkeys((logical, os.path.realpath(logical))))
 

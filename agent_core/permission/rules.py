@@ -122,15 +122,19 @@ def parse_command_rule(content: str) -> tuple[tuple[str, ...], bool]:
 def words_match(content: str, words: Sequence[str]) -> bool:
     """Whether a command rule matches a command's words: the prefix, or all of them exactly."""
     pattern, prefix = parse_command_rule(content)
+    if not pattern:
+        return prefix
     if prefix:
         return tuple(words[: len(pattern)]) == pattern
     return tuple(words) == pattern
 
 
 def crude_match(content: str, command: str) -> bool:
-    """For commands that cannot be parsed: whether the rule's words occur anywhere in a rough
-    split of the text. Errs towards matching, which is right for deny and ask rules; such
-    commands are never allowed by rules (the Bash check asks for them first)."""
+    """Whether a command rule's words occur anywhere in a rough split of unparsable text.
+
+    Errs towards matching, which is right for deny and ask rules; such commands are never
+    allowed by rules (the Bash check asks for them first).
+    """
     pattern = parse_command_rule(content)[0]
     if not pattern:
         return True

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_core.permission.paths import (
+    file_match_rule,
+    file_read_paths,
+    file_rule_subjects,
+    file_suggestions,
+    file_write_permission,
+)
 from agent_core.permission.types import (
     PermissionBehavior,
     PermissionContext,
@@ -18,30 +26,64 @@ from agent_core.tool.builtin._base import Workspace
 class FileRules:
     """Permission hooks of a tool whose subject is its `file_path` argument.
 
-    Rules match the path with glob patterns, and suggestions cover the file's directory.
-    Read-only tools leave the decision to the engine (PASSTHROUGH); writing tools
-    (`writes = True`) run the file-write safety checks first.
+    Rules are globs matched against the path (relative globs anchored at the workspace) and
+    against its real path too (`rule_subjects`), so a symlink cannot dodge a rule; suggestions
+    cover the file's directory. Read-only tools leave the decision to the engine
+    (PASSTHROUGH); writing tools (`writes = True`) ask for sensitive paths and accept edits
+    inside the working directories in ACCEPT_EDITS mode.
     """
 
     name: str
     workspace: Workspace
     writes: bool = False
+    dangerous_files: Sequence[str] = ()
+    dangerous_directories: Sequence[str] = ()
+
+    def _file(self, tool_input: dict[str, Any]) -> str | None:
+        raw = tool_input.get("file_path")
+        return raw if isinstance(raw, str) and raw else None
 
     async def check_permissions(
         self, tool_input: dict[str, Any], context: PermissionContext
     ) -> PermissionDecision:
         """Safety checks for writes (sensitive files, working directories); PASSTHROUGH else."""
-        return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+        file_path = self._file(tool_input)
+        if not self.writes or file_path is None:
+            return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+        return file_write_permission(
+            file_path,
+            context,
+            str(self.workspace.cwd),
+            dangerous_files=self.dangerous_files,
+            dangerous_directories=self.dangerous_directories,
+        )
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
         """Whether the glob `rule_content` matches the call's `file_path` (None matches all)."""
-        if rule_content is None:
-            return True
-        return False
+        file_path = self._file(tool_input)
+        if file_path is None:
+            return rule_content is None
+        return file_match_rule(rule_content, file_path, str(self.workspace.cwd))
+
+    def rule_subjects(self, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+        """The call as rules see it: once with the path as given, once with its real path."""
+        file_path = self._file(tool_input)
+        if file_path is None:
+            return [tool_input]
+        paths = file_rule_subjects(file_path, str(self.workspace.cwd))
+        return [{**tool_input, "file_path": path} for path in paths]
+
+    def read_paths(self, tool_input: dict[str, Any]) -> list[str] | None:
+        """The file the call reads (for engines that confine reads to working directories)."""
+        file_path = self._file(tool_input)
+        return None if file_path is None else file_read_paths(file_path, str(self.workspace.cwd))
 
     def generate_suggestions(self, tool_input: dict[str, Any]) -> list[PermissionRule]:
-        """Suggest allowing this tool on the file's whole directory (`<dir>/**`)."""
-        return []
+        """Suggest allowing this tool on the file's whole directory (`src/**`)."""
+        file_path = self._file(tool_input)
+        if file_path is None:
+            return []
+        return file_suggestions(self.name, file_path, str(self.workspace.cwd))
 
 
 def unified_diff(before: str | None, after: str, shown: str) -> str:

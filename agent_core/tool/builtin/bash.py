@@ -14,6 +14,14 @@ from typing import Any
 from pydantic import Field
 
 from agent_core.message import DataOrText, TextBlock
+from agent_core.permission.bash import (
+    bash_match_rule,
+    bash_permission,
+    bash_read_paths,
+    bash_rule_subjects,
+    bash_suggestions,
+    is_read_only,
+)
 from agent_core.permission.types import (
     PermissionBehavior,
     PermissionContext,
@@ -111,23 +119,47 @@ class Bash(StatelessTool[BashInput]):
         self.additional_dangerous_directories = list(additional_dangerous_directories)
         self.max_output_chars = max_output_chars
 
+    def _command(self, tool_input: dict[str, Any]) -> str:
+        raw = tool_input.get("command")
+        return raw if isinstance(raw, str) else ""
+
     async def check_permissions(
         self, tool_input: dict[str, Any], context: PermissionContext
     ) -> PermissionDecision:
-        """Layered safety analysis of the command (see the permission system)."""
-        return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+        """Layered safety analysis of the command (see `agent_core.permission.bash`)."""
+        command = self._command(tool_input)
+        if not command.strip():
+            return PermissionDecision(behavior=PermissionBehavior.PASSTHROUGH)
+        return bash_permission(
+            command,
+            context,
+            str(self.workspace.cwd),
+            dangerous_files=self.additional_dangerous_files,
+            dangerous_directories=self.additional_dangerous_directories,
+            tool_name=self.name,
+        )
 
     async def check_read_only(self, tool_input: dict[str, Any]) -> bool:
         """Whether the command only reads (every subcommand is a known read-only command)."""
-        return False
+        command = self._command(tool_input)
+        return bool(command.strip()) and is_read_only(command)
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
         """Prefix matching: `git commit:*` matches every `git commit ...` command."""
-        return rule_content is None
+        return bash_match_rule(rule_content, self._command(tool_input))
+
+    def rule_subjects(self, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
+        """The call as rules see it: one input per command the line runs."""
+        subjects = bash_rule_subjects(self._command(tool_input))
+        return [{**tool_input, "command": subject} for subject in subjects]
+
+    def read_paths(self, tool_input: dict[str, Any]) -> list[str] | None:
+        """The paths a read-only command reads, or None when they cannot be told."""
+        return bash_read_paths(self._command(tool_input), str(self.workspace.cwd))
 
     def generate_suggestions(self, tool_input: dict[str, Any]) -> list[PermissionRule]:
         """Suggest a prefix rule from the command's first two words (`git commit:*`)."""
-        return []
+        return bash_suggestions(self._command(tool_input), self.name)
 
     async def run(self, params: BashInput) -> AsyncIterator[ToolChunk]:
         """Start the command and stream its output until it exits or times out."""

@@ -176,7 +176,8 @@ class Read(FileRules, StatefulTool[ReadInput]):
         media_type = _image_type(head)
         if media_type is not None:
             if size > self.max_image_bytes:
-                text = f"Image {shown} is too large to show ({size} bytes, limit {self.max_image_bytes})."
+                limit = self.max_image_bytes
+                text = f"Image {shown} is too large to show ({size} bytes, limit {limit})."
                 return done(text, error=True), observe(path, None)
             data = base64.b64encode(path.read_bytes()).decode("ascii")
             image = DataBlock(source=Base64Source(data=data, media_type=media_type), name=path.name)

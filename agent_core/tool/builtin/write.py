@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -54,13 +54,24 @@ class Write(FileRules, StatefulTool[WriteInput]):
     input_schema = input_schema(WriteInput)
     writes = True
 
-    def __init__(self, cwd: str | Path) -> None:
+    def __init__(
+        self,
+        cwd: str | Path,
+        *,
+        additional_dangerous_files: Sequence[str] = (),
+        additional_dangerous_directories: Sequence[str] = (),
+    ) -> None:
         """Create the tool for the workspace at `cwd`.
 
         Args:
             cwd: The workspace directory.
+            additional_dangerous_files: File names (or path tails) whose changes always need
+                confirmation, on top of the permission system's defaults.
+            additional_dangerous_directories: Directory names likewise.
         """
         self.workspace = Workspace(cwd)
+        self.dangerous_files = list(additional_dangerous_files)
+        self.dangerous_directories = list(additional_dangerous_directories)
 
     async def run(self, params: WriteInput, state: AgentState) -> AsyncIterator[ToolChunk]:
         """Check read-before-write, write the file (in a worker thread), refresh the cache."""

@@ -11,6 +11,8 @@ from agent_core.agent import Agent, ModelConfig, ReActConfig
 from agent_core.errors import ModelConnectionError, ModelHTTPError
 from agent_core.event import AgentEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, HintBlock, Msg, UserMsg
+from agent_core.permission import PermissionContext, PermissionMode
+from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
 from agent_core.tool import FunctionTool, Toolkit
 
@@ -39,6 +41,11 @@ async def collect(agent: Agent, msg: Msg | None) -> list[AgentEvent]:
     return [event async for event in agent.reply_stream(msg)]
 
 
+def trusted() -> AgentState:
+    """State whose permission mode runs every tool without asking."""
+    return AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS))
+
+
 def fold(events: list[AgentEvent]) -> Msg:
     start = events[0]
     assert isinstance(start, ReplyStartEvent)
@@ -57,7 +64,7 @@ async def test_tool_turn_event_order_and_fold_equals_state() -> None:
             "It is 5.",
         ]
     )
-    agent = Agent("bot", "You add.", model, Toolkit([add]))
+    agent = Agent("bot", "You add.", model, Toolkit([add]), state=trusted())
     events = await collect(agent, UserMsg("u", "2+3?"))
     types = [e.type for e in events]
     assert types[0] == "REPLY_START"
@@ -83,7 +90,9 @@ async def test_reply_returns_the_final_message() -> None:
 async def test_max_iters_forces_a_text_only_call() -> None:
     loop_call = ScriptedResponse(tool_calls=[ScriptedToolCall("add", {"a": 1, "b": 1})])
     model = ScriptedChatModel([loop_call, loop_call, "Giving up."])
-    agent = Agent("bot", "x", model, Toolkit([add]), react_config=ReActConfig(max_iters=2))
+    agent = Agent(
+        "bot", "x", model, Toolkit([add]), state=trusted(), react_config=ReActConfig(max_iters=2)
+    )
     events = await collect(agent, UserMsg("u", "loop"))
     types = [e.type for e in events]
     assert "EXCEED_MAX_ITERS" in types
@@ -120,7 +129,7 @@ async def test_concurrency_safe_calls_run_together() -> None:
     tool = FunctionTool(slow_echo, is_concurrency_safe=True)
     calls = [ScriptedToolCall("slow_echo", {"text": str(i)}) for i in range(5)]
     model = ScriptedChatModel([ScriptedResponse(tool_calls=calls), "done"])
-    agent = Agent("bot", "x", model, Toolkit([tool]))
+    agent = Agent("bot", "x", model, Toolkit([tool]), state=trusted())
     events = await collect(agent, UserMsg("u", "go"))
     starts = [i for i, e in enumerate(events) if e.type == "TOOL_RESULT_START"]
     first_end = next(i for i, e in enumerate(events) if e.type == "TOOL_RESULT_END")
@@ -191,7 +200,7 @@ async def test_cancelling_the_consumer_interrupts_with_interrupted_results() -> 
         return "never"
 
     model = ScriptedChatModel([ScriptedResponse(tool_calls=[ScriptedToolCall("wait_forever")])])
-    agent = Agent("bot", "x", model, Toolkit([wait_forever]))
+    agent = Agent("bot", "x", model, Toolkit([wait_forever]), state=trusted())
     events: list[AgentEvent] = []
 
     async def consume() -> None:
@@ -231,7 +240,9 @@ async def test_slow_tool_moves_to_background_sink() -> None:
 
     model = ScriptedChatModel([ScriptedResponse(tool_calls=[ScriptedToolCall("slow")]), "ok"])
     sink = CollectingSink()
-    agent = Agent("bot", "x", model, Toolkit([slow]), background_sink=sink, tool_timeout=0.05)
+    agent = Agent(
+        "bot", "x", model, Toolkit([slow]), state=trusted(), background_sink=sink, tool_timeout=0.05
+    )
     msg = await agent.reply(UserMsg("u", "go"))
     result = msg.get_content_blocks("tool_result")[0]
     assert "running in background" in result.output_text()

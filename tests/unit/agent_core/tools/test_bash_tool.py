@@ -14,19 +14,21 @@ from agent_core.tool import Bash, Toolkit
 from tests.unit.agent_core.tools._helpers import Runner
 
 
-def is_gone(pid: int) -> bool:
-    """Whether a process has exited (a zombie nobody reaped counts as exited)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return "\nState:\tZ" in status
-
-
 async def wait_until_gone(pid: int, seconds: float = 10.0) -> bool:
-    async with asyncio.timeout(seconds):
-        while not is_gone(pid):
-            await asyncio.sleep(0.02)
+    """Wait for a process to exit (a pidfd turns readable then, reaped or not)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    exited = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(fd, exited.set)
+    try:
+        async with asyncio.timeout(seconds):
+            await exited.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
     return True
 
 
