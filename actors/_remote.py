@@ -60,7 +60,7 @@ class SessionActor:
             mailbox = Mailbox(bus, RayDispatcher(self._settings))
             self._runtime = SessionRuntime(
                 self._session_id,
-                RedisStorage(self._redis, self._keys),
+                RedisStorage(self._redis, self._keys, self._settings.secret_key),
                 bus,
                 mailbox.deliver,
                 tool_timeout=self._settings.tool_timeout,

@@ -8,6 +8,7 @@ event log), and reaches session actors through a `SessionDispatcher` — Ray act
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -22,7 +23,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
-from actors.errors import InvalidRequest, NotFound, SessionBusy, StorageUnavailable
+from actors.errors import (
+    InvalidRequest,
+    NotAwaiting,
+    NotFound,
+    SessionBusy,
+    SessionNotFound,
+    StorageUnavailable,
+)
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
@@ -38,7 +46,8 @@ from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
 from agent_core.credential import Credential
-from agent_core.event import CustomEvent
+from agent_core.agent import ResumeEvent
+from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
 
 log = logging.getLogger(__name__)
@@ -84,7 +93,7 @@ class RuntimeClient:
         self.settings = settings
         self.redis: Redis = Redis.from_url(settings.redis_url, health_check_interval=10)
         keys = Keys(settings.key_prefix)
-        self.storage = RedisStorage(self.redis, keys)
+        self.storage = RedisStorage(self.redis, keys, settings.secret_key)
         self.bus = RedisMessageBus(
             self.redis, keys, settings.inbox_maxlen, settings.event_log_maxlen
         )
@@ -131,6 +140,39 @@ class RuntimeClient:
         """Return the user's agents."""
         return await self.storage.list_agents(user_id)
 
+    async def get_agent(self, user_id: str, agent_id: str) -> AgentRecord:
+        """Return one of the user's agents.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        return await self.storage.get_agent(user_id, agent_id)
+
+    async def update_agent(self, user_id: str, agent_id: str, data: AgentData) -> AgentRecord:
+        """Replace an agent's data; its sessions see it from their next reply.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        return await self.storage.update_agent(user_id, agent_id, data)
+
+    async def delete_agent(self, user_id: str, agent_id: str) -> None:
+        """Delete an agent and every session of it, stopping their actors.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        await self.storage.get_agent(user_id, agent_id)
+        await self._delete_sessions_of(user_id, agent_id)
+        await self.storage.delete_agent(user_id, agent_id)
+        # A session created while the first pass ran would otherwise outlive its agent.
+        await self._delete_sessions_of(user_id, agent_id)
+
+    async def _delete_sessions_of(self, user_id: str, agent_id: str) -> None:
+        for session in await self.storage.list_sessions(user_id, agent_id):
+            with contextlib.suppress(SessionNotFound):  # deleted concurrently
+                await self.delete_session(user_id, session.id)
+
     async def create_credential(self, user_id: str, data: Credential) -> CredentialRecord:
         """Store a new credential."""
         return await self.storage.create_credential(user_id, data)
@@ -138,6 +180,32 @@ class RuntimeClient:
     async def list_credentials(self, user_id: str) -> list[CredentialRecord]:
         """Return the user's credentials."""
         return await self.storage.list_credentials(user_id)
+
+    async def get_credential(self, user_id: str, credential_id: str) -> CredentialRecord:
+        """Return one of the user's credentials (secrets in plaintext).
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        return await self.storage.get_credential(user_id, credential_id)
+
+    async def update_credential(
+        self, user_id: str, credential_id: str, data: Credential
+    ) -> CredentialRecord:
+        """Replace a credential's data.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        return await self.storage.update_credential(user_id, credential_id, data)
+
+    async def delete_credential(self, user_id: str, credential_id: str) -> None:
+        """Delete a credential.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        await self.storage.delete_credential(user_id, credential_id)
 
     async def create_session(
         self, user_id: str, agent_id: str, config: SessionConfig
@@ -218,13 +286,38 @@ class RuntimeClient:
         return parked_status(await self.storage.load_state(session_id))
 
     async def interrupt(self, user_id: str, session_id: str) -> None:
-        """Interrupt the running reply, if any (idempotent).
+        """Interrupt the running reply, or close a parked one (idempotent; idle: no-op).
 
         Raises:
             SessionNotFound: no such session for this user.
         """
         await self.storage.get_session(user_id, session_id)
-        await self.dispatcher.interrupt(session_id)
+        if await self.dispatcher.interrupt(session_id):
+            return
+        state = await self.storage.load_state(session_id)
+        parked = state.current_reply()
+        if parked is not None and parked_status(state) is not SessionStatus.IDLE:
+            item = ChatItem(
+                item_id=f"interrupt-{parked.id}", input=UserInterruptEvent(reply_id=parked.id)
+            )
+            await self.mailbox.deliver(session_id, item)
+
+    async def _check_resume(self, session_id: str, event: ResumeEvent) -> None:
+        """Refuse a resume event that does not answer the session's parked reply."""
+        state = await self.storage.load_state(session_id)
+        parked, status = state.current_reply(), parked_status(state)
+        expected = {
+            "USER_CONFIRM_RESULT": SessionStatus.AWAITING_PERMISSION,
+            "EXTERNAL_EXECUTION_RESULT": SessionStatus.AWAITING_EXTERNAL_RESULT,
+        }.get(event.type)
+        if parked is None or status is SessionStatus.IDLE or (expected and status is not expected):
+            raise NotAwaiting(
+                f"session {session_id} is not awaiting a {event.type} (status: {status.value})"
+            )
+        if parked.id != event.reply_id:
+            raise NotAwaiting(
+                f"reply {event.reply_id!r} is not the parked reply of session {session_id}"
+            )
 
     # chat
     async def chat(
@@ -242,10 +335,7 @@ class RuntimeClient:
         if session.agent_id != agent_id:
             raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
-            raise InvalidRequest(
-                f"session {session_id} is not awaiting a {chat_input.type} "
-                "(no reply of this session is parked)"
-            )
+            await self._check_resume(session_id, chat_input)
         await self.mailbox.deliver(session_id, ChatItem(input=chat_input))
 
     async def messages(

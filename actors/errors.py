@@ -9,9 +9,11 @@
     │   └── SessionNotFound
     ├── InboxFull                a session's inbox is at its bound; the item was not accepted
     ├── InvalidRequest           a request is well-formed but cannot be carried out
-    │   └── SessionBusy          the session is running a reply
+    │   ├── SessionBusy          the session is running a reply
+    │   └── NotAwaiting          a resume input answers a pause the session is not in
     ├── StorageUnavailable       Redis cannot be reached
     ├── SessionUnavailable       the session's actor could not be reached or activated
+    ├── SecretKeyError           the secret key is malformed or cannot decrypt a stored secret
     └── SessionFenced            a newer owner of the session exists; this one must stop
 
 Every exception pickles (Ray re-raises them across processes).
@@ -67,6 +69,10 @@ class SessionBusy(InvalidRequest):
     """The session is running a reply; the change must wait until it is idle."""
 
 
+class NotAwaiting(InvalidRequest):
+    """A confirmation/external result does not answer the session's parked reply."""
+
+
 class StorageUnavailable(RuntimeErrorBase):
     """Redis cannot be reached."""
 
@@ -77,3 +83,7 @@ class SessionUnavailable(RuntimeErrorBase):
 
 class SessionFenced(RuntimeErrorBase):
     """A newer owner of the session holds its lease; the stale owner may not write."""
+
+
+class SecretKeyError(RuntimeErrorBase):
+    """The configured secret key is malformed, or cannot decrypt a stored secret."""

@@ -34,7 +34,7 @@ class InProcessDispatcher:
             self._mailbox = self._mailbox or Mailbox(bus, self)
             self._runtimes[session_id] = SessionRuntime(
                 session_id,
-                RedisStorage(self._redis, keys),
+                RedisStorage(self._redis, keys, self._settings.secret_key),
                 bus,
                 self._deliver,
                 tool_timeout=self._settings.tool_timeout,

@@ -13,10 +13,16 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id
-from agent_core.event import ExternalExecutionResultEvent, UserConfirmResultEvent
+from agent_core.event import (
+    ExternalExecutionResultEvent,
+    UserConfirmResultEvent,
+    UserInterruptEvent,
+)
 from agent_core.message import DataOrText, HintBlock, Msg
 
-ChatInput = list[Msg] | UserConfirmResultEvent | ExternalExecutionResultEvent | None
+ChatInput = (
+    list[Msg] | UserConfirmResultEvent | ExternalExecutionResultEvent | UserInterruptEvent | None
+)
 
 
 class ChatItem(BaseModel):

@@ -19,6 +19,7 @@ key                                     type    holds
 {p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
 {p}:live                                zset    live session owners by last activity (LRU cap)
+{p}:secret_key                          string  generated Fernet key (dev: TROUPE_SECRET_KEY unset)
 ======================================  ======  =============================================
 """
 
@@ -86,6 +87,10 @@ class Keys:
     def live(self) -> str:
         """Live session owners by last activity."""
         return f"{self.prefix}:live"
+
+    def secret_key(self) -> str:
+        """The generated key encrypting stored secrets when none is configured (dev only)."""
+        return f"{self.prefix}:secret_key"
 
     def session_keys(self, session_id: str) -> list[str]:
         """Every key that belongs to one session."""

@@ -28,13 +28,15 @@ from actors.recovery import close_interrupted_reply
 from actors.storage import RedisStorage
 from actors.toolbox import session_toolkit
 from agent_core._ids import new_id
-from agent_core.agent import Agent
+from agent_core.agent import Agent, ResumeEvent
 from agent_core.event import (
     AgentEvent,
     CustomEvent,
     ModelCallEndEvent,
     ReplyEndEvent,
     ReplyStartEvent,
+    RequireExternalExecutionEvent,
+    RequireUserConfirmEvent,
     ToolResultEndEvent,
 )
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
@@ -44,6 +46,7 @@ from agent_core.state import AgentState
 log = logging.getLogger(__name__)
 
 _CHECKPOINT_EVENTS = (ModelCallEndEvent, ToolResultEndEvent)
+_PARKING_EVENTS = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
 
 Deliver = Callable[[str, InboxItem], Awaitable[None]]
 
@@ -157,7 +160,7 @@ class SessionRuntime:
             log.exception("session %s: draining the inbox failed", self.session_id)
 
     async def _reply(self, batch: list[tuple[str, InboxItem]]) -> None:
-        state, _ = self._owned()
+        state, fence = self._owned()
         inputs = [
             m
             for _, item in batch
@@ -187,25 +190,39 @@ class SessionRuntime:
             background_sink=self._sink,
             tool_timeout=self._tool_timeout,
         )
-        async for event in agent.reply_stream(inputs or None):
-            await self._publish(event, inputs, hints)
+        resume = _resume_input(batch)
+        running: str | None = None
+        async for event in agent.reply_stream(resume or inputs or None):
+            reply_id = getattr(event, "reply_id", None)
+            if reply_id is not None and reply_id != running:
+                # The run marker precedes a reply's first event (a resume echo included).
+                await self._bus.mark_running(self.session_id, reply_id, hints.consumed, fence)
+                running = reply_id
+                if isinstance(event, ReplyStartEvent) and resume is None:
+                    await self._storage.commit_turn(self.session_id, state, inputs, [], fence)
+            if await self._publish(event, hints):
+                running = None
 
-    async def _publish(self, event: AgentEvent, inputs: list[Msg], hints: InboxHints) -> None:
+    async def _publish(self, event: AgentEvent, hints: InboxHints) -> bool:
+        """Append `event`, committing at checkpoints; return True when the reply stopped."""
         state, fence = self._owned()
         sid = self.session_id
-        if isinstance(event, ReplyStartEvent):
-            await self._bus.mark_running(sid, event.reply_id, hints.consumed, fence)
-            await self._storage.commit_turn(sid, state, inputs, [], fence)
         if isinstance(event, ReplyEndEvent):
             reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
             await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
             await self._bus.append_event(sid, event, fence)
             await self._bus.clear_running(sid, fence)
             await self._bus.append_event(sid, CustomEvent(name="session_updated"), fence)
-            return
+            return True
         await self._bus.append_event(sid, event, fence)
+        if isinstance(event, _PARKING_EVENTS):
+            reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
+            await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
+            await self._bus.clear_running(sid, fence)
+            return True
         if isinstance(event, _CHECKPOINT_EVENTS):
             await self._storage.commit_turn(sid, state, [], [], fence)
+        return False
 
     async def _chat_model(self, session: SessionRecord) -> ChatModelBase:
         config = session.config.chat_model_config
@@ -241,6 +258,15 @@ class SessionRuntime:
         await self._storage.commit_turn(sid, state, [*inputs, reply], consumed, fence)
         await self._bus.append_event(sid, end, fence)
         await self._bus.clear_running(sid, fence)
+
+
+def _resume_input(batch: list[tuple[str, InboxItem]]) -> ResumeEvent | None:
+    """The confirmation, external result or interrupt a batch carries, if any."""
+    if len(batch) == 1 and isinstance(batch[0][1], ChatItem):
+        value = batch[0][1].input
+        if isinstance(value, ResumeEvent):
+            return value
+    return None
 
 
 def _first_batch(pending: list[tuple[str, InboxItem]]) -> list[tuple[str, InboxItem]]:

@@ -36,6 +36,12 @@ class RuntimeSettings(BaseModel):
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
     )
+    secret_key: str | None = Field(
+        default=None,
+        repr=False,
+        description="Fernet key(s) encrypting stored secrets, comma-separated, the first one "
+        "encrypting (rotation); unset: a key generated once and kept in Redis (dev only).",
+    )
 
     @classmethod
     def from_env(cls, redis_url: str | None = None) -> RuntimeSettings:
@@ -47,4 +53,5 @@ class RuntimeSettings(BaseModel):
             redis_url=url,
             key_prefix=os.environ.get("TROUPE_KEY_PREFIX", "troupe"),
             namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
+            secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
         )

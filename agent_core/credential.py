@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_core.errors import CredentialError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agent_core.model.base import ChatModelBase
+    from agent_core.model.card import ModelCard
 
 _SECRET_SCHEMA: dict[str, Any] = {"format": "password", "writeOnly": True}
 
@@ -33,6 +36,27 @@ class CredentialBase(BaseModel):
     @abstractmethod
     def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
         """Return the chat-model class that accepts this credential."""
+
+    @classmethod
+    def list_models(cls, cards_dir: str | Path | None = None) -> list[ModelCard]:
+        """Return the model cards of this provider (those of its chat-model class).
+
+        Args:
+            cards_dir: Read the cards from this directory instead of the shipped ones.
+
+        Raises:
+            ValueError: a card file is malformed.
+        """
+        return cls.get_chat_model_class().list_models(cards_dir)
+
+    @classmethod
+    def secret_fields(cls) -> frozenset[str]:
+        """Return the names of the fields holding secrets (`writeOnly` in the JSON schema)."""
+        return frozenset(
+            name
+            for name, info in cls.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("writeOnly")
+        )
 
 
 class OpenAICredential(CredentialBase):

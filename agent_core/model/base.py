@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock, Usage
+from agent_core.model.card import ModelCard, load_model_cards
 
 
 class _Chunk(BaseModel):
@@ -103,10 +106,35 @@ class ChatModelBase(ABC):
     """A chat model: streams the answer to a conversation as `ModelChunk`s.
 
     Implementations own their HTTP client and formatting; the agent loop only sees chunks.
+    A provider narrows `Parameters` to the request parameters it accepts, names itself in
+    `model_class` and points `cards_dir` at its shipped model cards.
     """
+
+    class Parameters(BaseModel):
+        """Provider request parameters (temperature, max_tokens, ...); none by default."""
+
+        model_config = ConfigDict(extra="forbid")
+
+    model_class: ClassVar[str] = ""
+    cards_dir: ClassVar[Traversable | None] = None
 
     model_name: str
     context_length: int = 128_000
+
+    @classmethod
+    def list_models(cls, cards_dir: str | Path | None = None) -> list[ModelCard]:
+        """Return the cards of the models this class serves (none if it ships no cards).
+
+        Args:
+            cards_dir: Read the cards from this directory instead of the shipped ones.
+
+        Raises:
+            ValueError: a card file is malformed.
+        """
+        directory = Path(cards_dir) if cards_dir is not None else cls.cards_dir
+        if directory is None:
+            return []
+        return load_model_cards(directory, cls.Parameters, cls.model_class)
 
     @abstractmethod
     def stream(

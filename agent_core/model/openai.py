@@ -11,10 +11,12 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from importlib.resources import files
 from types import TracebackType
-from typing import Any, NoReturn, Self
+from typing import Any, ClassVar, Literal, NoReturn, Self
 
 import httpx
+from pydantic import ConfigDict, Field
 
 from agent_core.credential import OpenAICredential
 from agent_core.errors import ModelConnectionError, ModelHTTPError, ModelResponseError
@@ -201,7 +203,8 @@ class OpenAIChatModel(ChatModelBase):
     Args:
         credential: API key, base URL and organization.
         model: Model name sent as `model`.
-        parameters: Extra request fields (temperature, max_tokens, ...), merged into each body.
+        parameters: Request fields (temperature, max_tokens, ...) merged into each body: a
+            `Parameters` (unset fields are not sent) or a plain dict sent as is.
         stream: Use SSE streaming; when False one plain request is made and its answer replayed
             as the same chunk sequence.
         timeout: Seconds allowed for connecting and between received bytes.
@@ -209,11 +212,48 @@ class OpenAIChatModel(ChatModelBase):
         client: An httpx client to use (and not close); a private one is created otherwise.
     """
 
+    class Parameters(ChatModelBase.Parameters):
+        """Chat Completions request parameters; others pass through for compatible servers."""
+
+        model_config = ConfigDict(extra="allow")
+
+        temperature: float | None = Field(
+            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
+        )
+        top_p: float | None = Field(
+            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
+        )
+        max_tokens: int | None = Field(
+            default=None, gt=0, description="Most tokens to generate (compatible servers)."
+        )
+        max_completion_tokens: int | None = Field(
+            default=None, gt=0, description="Most tokens to generate, reasoning included."
+        )
+        frequency_penalty: float | None = Field(
+            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
+        )
+        presence_penalty: float | None = Field(
+            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
+        )
+        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        stop: list[str] | None = Field(
+            default=None, max_length=4, description="Sequences that end the answer."
+        )
+        parallel_tool_calls: bool | None = Field(
+            default=None, description="Whether the model may call several tools at once."
+        )
+        reasoning_effort: Literal["low", "medium", "high"] | None = Field(
+            default=None, description="How hard a reasoning model thinks before answering."
+        )
+
+    model_class: ClassVar[str] = "openai_chat"
+    cards_dir = files("agent_core.model") / "_cards" / "openai"
+
     def __init__(
         self,
         credential: OpenAICredential,
         model: str,
-        parameters: dict[str, Any] | None = None,
+        parameters: Parameters | dict[str, Any] | None = None,
         stream: bool = True,
         timeout: float = 120.0,
         context_length: int = 128_000,
@@ -221,7 +261,11 @@ class OpenAIChatModel(ChatModelBase):
     ) -> None:
         self.credential = credential
         self.model_name = model
-        self.parameters = dict(parameters or {})
+        self.parameters = (
+            parameters.model_dump(exclude_none=True)
+            if isinstance(parameters, OpenAIChatModel.Parameters)
+            else dict(parameters or {})
+        )
         self.streaming = stream
         self.timeout = timeout
         self.context_length = context_length

@@ -61,6 +61,13 @@ def _awk(args: list[str]) -> list[str] | None:
     return operands[1:]
 
 
+def _read(args: list[str]) -> list[str] | None:
+    """`read` only sets shell variables; lowercase ones cannot steer other programs."""
+    options, operands = parse_args(args, "adinNptu")
+    variables = operands + [value or "" for name, value in options if name == "-a"]
+    return [] if all(v.isidentifier() and v.islower() for v in variables) else None
+
+
 def _git(args: list[str]) -> list[str] | None:
     directory, i = ".", 0
     while i < len(args) and args[i].startswith("-"):
@@ -289,6 +296,7 @@ READ_ONLY_CHECKS: dict[str, Check] = {
     **names("hostname", no_paths(forbid="Fb", forbid_long=("--file", "--boot"), max_operands=0)),
     **names("umask alias", _NONE),
     "env": lambda args: [] if not args else None,
+    "read": _read,
     "declare": lambda args: [] if args in ([], ["-p"]) else None,
     "export": lambda args: [] if args in ([], ["-p"]) else None,
     "command": lambda args: [] if args[:1] in (["-v"], ["-V"]) else None,

@@ -169,17 +169,19 @@ def glob_match(pattern: str, path: str, cwd: str) -> bool:
 
     Relative patterns are anchored at `cwd`: `config.json` is that one file, `src/*.py` the
     Python files directly in src/, `src/**` everything under src/, `src/**/*.py` Python files
-    at any depth. `*` and `?` stop at `/`; `**` crosses directories. A pattern starting with
-    `**/` matches anywhere (`**/.ssh/**`), and `*` alone matches every path.
+    at any depth, `**` everything under `cwd`. `*` and `?` stop at `/`; `**` crosses
+    directories. A pattern starting with `**/` matches anywhere (`**/.ssh/**`), and `*` alone
+    matches every path.
     """
-    if pattern.strip() in ("*", "**"):
+    pattern = pattern.strip()
+    if pattern == "*":
         return True
-    return _compile_glob(pattern, cwd).fullmatch(resolve_path(path, cwd)) is not None
+    compiled = _compile_glob(os.path.expanduser(pattern), cwd)
+    return compiled.fullmatch(resolve_path(path, cwd)) is not None
 
 
 @lru_cache(maxsize=1024)
 def _compile_glob(pattern: str, cwd: str) -> re.Pattern[str]:
-    pattern = os.path.expanduser(pattern.strip())
     if pattern.endswith("/"):
         pattern += "**"
     prefix = ""

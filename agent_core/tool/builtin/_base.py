@@ -52,7 +52,8 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
                 prop.update(rest[0])
         if "default" in prop and prop["default"] is None:
             del prop["default"]
-    for noise in ("additionalProperties", "description"):  # the model's docstring is ours
+    # The argument model's docstring documents the code, not the tool.
+    for noise in ("additionalProperties", "description"):
         schema.pop(noise, None)
     return schema
 

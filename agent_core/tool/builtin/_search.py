@@ -21,13 +21,15 @@ class SearchRules:
 
     name: str
     workspace: Workspace
+    # Whether the `pattern` argument is a path glob that can move the search (Glob's can).
+    pattern_is_path: bool = False
 
     def _places(self, tool_input: dict[str, Any]) -> list[str] | None:
         path, pattern = tool_input.get("path"), tool_input.get("pattern")
         return file_read_paths(
             path if isinstance(path, str) and path else None,
             str(self.workspace.cwd),
-            pattern if self.name == "Glob" and isinstance(pattern, str) else None,
+            pattern if self.pattern_is_path and isinstance(pattern, str) else None,
         )
 
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:

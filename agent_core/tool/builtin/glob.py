@@ -89,6 +89,7 @@ class Glob(SearchRules, StatelessTool[GlobInput]):
     input_schema = input_schema(GlobInput)
     is_concurrency_safe = True
     is_read_only = True
+    pattern_is_path = True
 
     def __init__(self, cwd: str | Path) -> None:
         """Create the tool for the workspace at `cwd`.

@@ -1,0 +1,40 @@
+"""The command table: read-only verdicts and engine decisions for realistic commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from command_table import ALLOW, COMMANDS, DENY, MODE_COMMANDS, SAFETY
+from permission_tools import ShellTool, make_context
+
+from agent_core.permission import PermissionBehavior, PermissionEngine, PermissionMode, is_read_only
+
+
+def test_the_table_is_large_and_has_no_duplicates() -> None:
+    commands = [row[0] for row in COMMANDS]
+    assert len(commands) >= 200
+    assert len(set(commands)) == len(commands)
+
+
+@pytest.mark.parametrize(("command", "read_only", "decision"), COMMANDS)
+async def test_default_mode(project: Path, command: str, read_only: bool, decision: str) -> None:
+    engine = PermissionEngine(make_context(project))
+    result = await engine.decide(ShellTool(str(project)), {"command": command})
+
+    assert is_read_only(command) is read_only
+    expected = PermissionBehavior.ALLOW if decision == ALLOW else PermissionBehavior.ASK
+    assert result.behavior is expected, result.message
+    assert result.bypass_immune is (decision == SAFETY), result.message
+
+
+@pytest.mark.parametrize(("mode", "command", "decision"), MODE_COMMANDS)
+async def test_other_modes(project: Path, mode: str, command: str, decision: str) -> None:
+    engine = PermissionEngine(make_context(project, PermissionMode(mode)))
+    result = await engine.decide(ShellTool(str(project)), {"command": command})
+
+    expected = {ALLOW: PermissionBehavior.ALLOW, DENY: PermissionBehavior.DENY}.get(
+        decision, PermissionBehavior.ASK
+    )
+    assert result.behavior is expected, result.message
+    assert result.bypass_immune is (decision == SAFETY), result.message
