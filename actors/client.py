@@ -34,6 +34,7 @@ from actors.errors import (
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
+from actors.lifecycle import destroy_session
 from actors.records import (
     AgentData,
     AgentRecord,
@@ -42,11 +43,13 @@ from actors.records import (
     SessionRecord,
     SessionStatus,
 )
+from actors.schedule_service import ScheduleService
 from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
-from agent_core.credential import Credential
+from actors.team import TeamStore
 from agent_core.agent import ResumeEvent
+from agent_core.credential import Credential
 from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
 
@@ -99,6 +102,10 @@ class RuntimeClient:
         )
         self.dispatcher = dispatcher
         self.mailbox = Mailbox(self.bus, dispatcher)
+        self.teams = TeamStore(self.redis, keys)
+        self.schedules = ScheduleService.build(
+            settings, self.redis, self.mailbox, self._check_model_configs, self.delete_session
+        )
         self._sweeper: asyncio.Task[None] | None = None
 
     def start_sweeper(self) -> None:
@@ -267,12 +274,14 @@ class RuntimeClient:
     async def delete_session(self, user_id: str, session_id: str) -> None:
         """Stop the session's owner and delete everything the session owns.
 
+        A team leader takes its team (and every worker session) with it; a worker leaves its
+        team.
+
         Raises:
             SessionNotFound: no such session for this user.
         """
-        await self.storage.get_session(user_id, session_id)
-        await self.dispatcher.stop(session_id)
-        await self.storage.delete_session(user_id, session_id)
+        session = await self.storage.get_session(user_id, session_id)
+        await destroy_session(self.storage, self.teams, self.dispatcher, session)
 
     async def status(self, user_id: str, session_id: str) -> SessionStatus:
         """What the session is doing now.

@@ -13,6 +13,7 @@ Generate a key with
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import TypeVar
@@ -61,10 +62,7 @@ class SecretBox:
         # NX: of several replicas starting at once, the first one's key wins for all.
         await redis.set(keys.secret_key(), Fernet.generate_key(), nx=True)
         stored = await redis.get(keys.secret_key())
-        log.warning(
-            "TROUPE_SECRET_KEY is unset: credentials are encrypted with a key kept in Redis "
-            "(fine for development; set TROUPE_SECRET_KEY in production)"
-        )
+        _warn_generated_key()
         return cls(stored.decode())
 
     def encrypt(self, plaintext: str) -> str:
@@ -105,3 +103,12 @@ class SecretBox:
             if isinstance(value := getattr(credential, name), str)
         }
         return credential.model_copy(update=update)
+
+
+@functools.cache
+def _warn_generated_key() -> None:
+    # Once per process: every session runtime builds its own storage.
+    log.warning(
+        "TROUPE_SECRET_KEY is unset: credentials are encrypted with a key kept in Redis "
+        "(fine for development; set TROUPE_SECRET_KEY in production)"
+    )

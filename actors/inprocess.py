@@ -6,7 +6,6 @@ from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
-from actors.items import InboxItem
 from actors.keys import Keys
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
@@ -35,16 +34,11 @@ class InProcessDispatcher:
             self._runtimes[session_id] = SessionRuntime(
                 session_id,
                 RedisStorage(self._redis, keys, self._settings.secret_key),
-                bus,
-                self._deliver,
+                self._mailbox,
+                templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
             )
         return self._runtimes[session_id]
-
-    async def _deliver(self, session_id: str, item: InboxItem) -> None:
-        self.runtime(session_id)
-        assert self._mailbox is not None  # created with the first runtime
-        await self._mailbox.deliver(session_id, item)
 
     async def wake(self, session_id: str) -> None:
         """Wake the session's in-process runtime."""

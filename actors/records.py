@@ -85,6 +85,15 @@ class SessionConfig(BaseModel):
     permission_mode: PermissionMode | None = Field(
         default=None, description="Permission mode applied at the start of every reply."
     )
+    system_prompt: str | None = Field(
+        default=None, description="Replaces the agent's system prompt (team workers)."
+    )
+    context_config: ContextConfig | None = Field(
+        default=None, description="Replaces the agent's context config (team workers)."
+    )
+    react_config: ReActConfig | None = Field(
+        default=None, description="Replaces the agent's ReAct config (team workers)."
+    )
 
 
 class SessionStatus(StrEnum):
@@ -104,12 +113,43 @@ class UserOrigin(BaseModel):
     type: Literal["user"] = "user"
 
 
+class ScheduleOrigin(BaseModel):
+    """A session a schedule opened on its due date."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["schedule"] = "schedule"
+    schedule_id: str
+
+
+class TeamRole(StrEnum):
+    """A session's place in its team."""
+
+    LEADER = "leader"
+    WORKER = "worker"
+
+
+class TeamMembership(BaseModel):
+    """How a session belongs to a team."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    team_id: str
+    role: TeamRole
+    member_name: str = Field(description="Name other members address it by.")
+    leader_session_id: str
+    subagent_type: str = "default"
+
+
 class SessionRecord(_Record):
     """A stored session; its `state` is kept under its own key and attached on read."""
 
     user_id: str
     agent_id: str
-    origin: UserOrigin = Field(default_factory=UserOrigin)
+    origin: UserOrigin | ScheduleOrigin = Field(default_factory=UserOrigin, discriminator="type")
     team_id: str | None = None
+    membership: TeamMembership | None = Field(
+        default=None, description="The session's team role, when it is in a team."
+    )
     config: SessionConfig
     state: AgentState | None = None

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 
-from actors.bus import RedisMessageBus
+from actors.dispatch import Mailbox
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
 from actors.records import ChatModelConfig, SessionRecord
 from actors.recovery import close_interrupted_reply
 from actors.storage import RedisStorage
+from actors.team import SubAgentTemplate, TeamStore, template_registry
+from actors.team_tools import TeamContext, TeamEventsMiddleware, team_tools
 from actors.toolbox import session_toolkit
 from agent_core._ids import new_id
 from agent_core.agent import Agent, ResumeEvent
@@ -48,8 +49,6 @@ log = logging.getLogger(__name__)
 _CHECKPOINT_EVENTS = (ModelCallEndEvent, ToolResultEndEvent)
 _PARKING_EVENTS = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
 
-Deliver = Callable[[str, InboxItem], Awaitable[None]]
-
 
 class SessionRuntime:
     """Runs one session: wakes on deliveries, replies to inbox items, persists as it goes.
@@ -66,15 +65,18 @@ class SessionRuntime:
         self,
         session_id: str,
         storage: RedisStorage,
-        bus: RedisMessageBus,
-        deliver: Deliver,
+        mailbox: Mailbox,
+        templates: list[SubAgentTemplate] | None = None,
         tool_timeout: float = 10.0,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
-        self._bus = bus
+        self._bus = mailbox.bus
+        self._mailbox = mailbox
+        self._teams = TeamStore(storage.redis, storage.keys)
+        self._templates = template_registry(templates or [])
         self._tool_timeout = tool_timeout
-        self._sink = InboxBackgroundSink(lambda item: deliver(session_id, item))
+        self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
         self._fence: int | None = None
         self._state: AgentState | None = None
         self._drain_task: asyncio.Task[None] | None = None
@@ -178,14 +180,28 @@ class SessionRuntime:
         except Exception as exc:
             await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
             return
+        team = TeamContext(
+            session_id=self.session_id,
+            agent_name=agent_record.data.name,
+            storage=self._storage,
+            teams=self._teams,
+            mailbox=self._mailbox,
+            templates=self._templates,
+        )
+        toolkit = session_toolkit()
+        for tool in team_tools(team, session.membership):
+            toolkit.register(tool)
+        chat = agent_record.data.chat_config
+        membership = session.membership
         agent = Agent(
-            name=agent_record.data.name,
-            system_prompt=agent_record.data.system_prompt,
+            name=membership.member_name if membership else agent_record.data.name,
+            system_prompt=session.config.system_prompt or agent_record.data.system_prompt,
             model=model,
-            toolkit=session_toolkit(),
+            toolkit=toolkit,
             state=state,
-            context_config=agent_record.data.chat_config.context_config,
-            react_config=agent_record.data.chat_config.react_config,
+            middlewares=[TeamEventsMiddleware()],
+            context_config=session.config.context_config or chat.context_config,
+            react_config=session.config.react_config or chat.react_config,
             hint_source=hints,
             background_sink=self._sink,
             tool_timeout=self._tool_timeout,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from actors.team import SubAgentTemplate
 
 
 class RuntimeSettings(BaseModel):
@@ -33,8 +35,20 @@ class RuntimeSettings(BaseModel):
     sweep_interval: float = Field(
         default=5.0, gt=0, description="Seconds between sweeps for inboxes with unread items."
     )
+    sub_agent_templates: list[SubAgentTemplate] = Field(
+        default_factory=list, description="Worker types leaders may create (AgentCreate)."
+    )
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
+    )
+    workspace_root: str = Field(
+        default="./.troupe/workspaces",
+        validate_default=True,
+        description="Directory holding the local workspaces (made absolute where the settings "
+        "are built, so every process agrees).",
+    )
+    workspace_ttl: float = Field(
+        default=3600.0, gt=0, description="Seconds an unused workspace stays open."
     )
     secret_key: str | None = Field(
         default=None,
@@ -54,4 +68,10 @@ class RuntimeSettings(BaseModel):
             key_prefix=os.environ.get("TROUPE_KEY_PREFIX", "troupe"),
             namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
             secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
+            workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
         )
+
+    @field_validator("workspace_root")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        return os.path.abspath(os.path.expanduser(value))

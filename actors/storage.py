@@ -24,6 +24,7 @@ from actors.records import (
     CredentialRecord,
     SessionConfig,
     SessionRecord,
+    TeamMembership,
 )
 from agent_core._ids import now_iso
 from agent_core.credential import Credential
@@ -200,16 +201,27 @@ class RedisStorage:
 
     # sessions
     async def create_session(
-        self, user_id: str, agent_id: str, config: SessionConfig
+        self,
+        user_id: str,
+        agent_id: str,
+        config: SessionConfig,
+        membership: TeamMembership | None = None,
+        state: AgentState | None = None,
     ) -> SessionRecord:
-        """Store a new session of one of the user's agents.
+        """Store a new session of one of the user's agents (with an initial state if given).
 
         Raises:
             AgentNotFound: the agent is not the user's.
         """
         await self.get_agent(user_id, agent_id)
-        record = SessionRecord(user_id=user_id, agent_id=agent_id, config=config)
-        record.state = AgentState(session_id=record.id)
+        record = SessionRecord(
+            user_id=user_id,
+            agent_id=agent_id,
+            config=config,
+            membership=membership,
+            team_id=membership.team_id if membership else None,
+        )
+        record.state = (state or AgentState()).model_copy(update={"session_id": record.id})
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(
                 self.keys.session(record.id),
@@ -320,13 +332,18 @@ class RedisStorage:
         except WatchError as exc:
             raise SessionFenced(f"stale owner of session {session_id}") from exc
 
-    async def delete_session(self, user_id: str, session_id: str) -> None:
+    async def delete_session(self, user_id: str, session_id: str, missing_ok: bool = False) -> None:
         """Delete a session and everything it owns (record, state, transcript, logs, inbox).
 
         Raises:
-            SessionNotFound: no such session for this user.
+            SessionNotFound: no such session for this user (unless `missing_ok`).
         """
-        await self.get_session(user_id, session_id)
+        try:
+            await self.get_session(user_id, session_id)
+        except SessionNotFound:
+            if missing_ok:
+                return
+            raise
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(*self.keys.session_keys(session_id))
             pipe.zrem(self.keys.user_index(user_id, "sessions"), session_id)

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 import agent_core
 from actors.client import RuntimeClient
 from serve.errors import install_error_handlers
-from serve.routes import agents, chat, credentials, health, sessions
+from serve.routes import agents, chat, credentials, health, models, schedules, sessions
 
 
 def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
@@ -27,6 +27,6 @@ def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
 
     app = FastAPI(title="Troupe", version=agent_core.__version__, lifespan=lifespan)
     install_error_handlers(app)
-    for module in (health, agents, credentials, sessions, chat):
+    for module in (health, agents, credentials, models, sessions, chat, schedules):
         app.include_router(module.router)
     return app

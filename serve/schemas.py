@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
@@ -16,14 +16,25 @@ from actors.records import (
     SessionStatus,
 )
 from agent_core.agent import ContextConfig, ReActConfig
-from agent_core.credential import Credential
+from agent_core.credential import Credential, CredentialBase
 from agent_core.event import ExternalExecutionResultEvent, UserConfirmResultEvent
 from agent_core.message import Msg
+from agent_core.model.card import ModelCard
 from agent_core.permission import PermissionMode
+
+_DEPRECATED: dict[str, Any] = {"deprecated": True}
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _fold_flat(
+    chat: AgentChatConfig, context_config: ContextConfig | None, react_config: ReActConfig | None
+) -> AgentChatConfig:
+    """Put the deprecated top-level sub-configs, when sent, on top of `chat`."""
+    flat = {"context_config": context_config, "react_config": react_config}
+    return chat.model_copy(update={k: v for k, v in flat.items() if v is not None})
 
 
 class CreateAgentRequest(_Body):
@@ -33,20 +44,57 @@ class CreateAgentRequest(_Body):
     system_prompt: str = Field(default="You're a helpful assistant.")
     chat_config: AgentChatConfig | None = None
     context_config: ContextConfig | None = Field(
-        default=None, description="Shortcut for chat_config.context_config."
+        default=None,
+        description="Deprecated: use chat_config.context_config (this one wins if both are sent).",
+        json_schema_extra=_DEPRECATED,
     )
     react_config: ReActConfig | None = Field(
-        default=None, description="Shortcut for chat_config.react_config."
+        default=None,
+        description="Deprecated: use chat_config.react_config (this one wins if both are sent).",
+        json_schema_extra=_DEPRECATED,
     )
 
     def to_data(self) -> AgentData:
         """The stored form of the agent."""
-        chat = self.chat_config or AgentChatConfig()
-        if self.context_config is not None:
-            chat = chat.model_copy(update={"context_config": self.context_config})
-        if self.react_config is not None:
-            chat = chat.model_copy(update={"react_config": self.react_config})
+        chat = _fold_flat(
+            self.chat_config or AgentChatConfig(), self.context_config, self.react_config
+        )
         return AgentData(name=self.name, system_prompt=self.system_prompt, chat_config=chat)
+
+
+class UpdateAgentRequest(_Body):
+    """`PATCH /agent/{id}`: omitted (or null) fields keep their current values."""
+
+    name: str | None = Field(
+        default=None, min_length=1, max_length=200, description="New display name."
+    )
+    system_prompt: str | None = Field(default=None, description="New system prompt.")
+    chat_config: AgentChatConfig | None = Field(
+        default=None,
+        description="New text-conversation settings. Only supplied sub-configs are replaced; "
+        "omitted sub-configs keep their current values.",
+    )
+    context_config: ContextConfig | None = Field(
+        default=None,
+        description="Deprecated: use chat_config. Replaces only this sub-config.",
+        json_schema_extra=_DEPRECATED,
+    )
+    react_config: ReActConfig | None = Field(
+        default=None,
+        description="Deprecated: use chat_config. Replaces only this sub-config.",
+        json_schema_extra=_DEPRECATED,
+    )
+
+    def apply_to(self, data: AgentData) -> AgentData:
+        """Return `data` with this request's changes."""
+        chat = data.chat_config
+        if self.chat_config is not None:
+            sent = self.chat_config.model_fields_set
+            chat = chat.model_copy(update={k: getattr(self.chat_config, k) for k in sent})
+        chat = _fold_flat(chat, self.context_config, self.react_config)
+        top = {"name": self.name, "system_prompt": self.system_prompt}
+        changes = {k: v for k, v in top.items() if v is not None}
+        return data.model_copy(update={**changes, "chat_config": chat})
 
 
 class CreateAgentResponse(BaseModel):
@@ -68,8 +116,57 @@ class ListAgentsResponse(BaseModel):
     total: int
 
 
+class AgentSchemaResponse(BaseModel):
+    """`GET /agent/schema` (deprecated): the agent form in three self-contained sections."""
+
+    identity: dict[str, Any] = Field(description="Schema of `name` and `system_prompt`.")
+    context_config: dict[str, Any] = Field(description="Schema of ContextConfig.")
+    react_config: dict[str, Any] = Field(description="Schema of ReActConfig.")
+
+
+class AgentSchemaV2Response(BaseModel):
+    """`GET /agent/schema/v2`: the whole agent form in one self-contained schema."""
+
+    # `schema` would shadow a BaseModel attribute; the alias keeps the wire name.
+    agent_schema: dict[str, Any] = Field(
+        alias="schema", description="JSON schema of AgentData with every $ref inlined."
+    )
+
+
+MASK = "********"
+
+C = TypeVar("C", bound=CredentialBase)
+
+
+def keep_masked_secrets(data: C, stored: CredentialBase | None) -> C:
+    """Return `data` with each secret sent back as the mask replaced by the `stored` one.
+
+    Raises:
+        ValueError: a secret is the mask but there is no stored secret of the same type to keep.
+    """
+    kept = {}
+    for name in data.secret_fields():
+        if getattr(data, name) != MASK:
+            continue
+        if stored is None or stored.type != data.type:
+            raise ValueError(f"{name}: {MASK!r} stands for a stored secret; send the secret")
+        kept[name] = getattr(stored, name)
+    return data.model_copy(update=kept)
+
+
 class CreateCredentialRequest(_Body):
     """`POST /credential/`: `data` is a credential tagged by `type`."""
+
+    data: Credential
+
+    @field_validator("data")
+    @classmethod
+    def _not_masked(cls, value: Credential) -> Credential:
+        return keep_masked_secrets(value, None)
+
+
+class UpdateCredentialRequest(_Body):
+    """`PATCH /credential/{id}`: the new data; a secret sent back masked keeps the stored one."""
 
     data: Credential
 
@@ -78,9 +175,6 @@ class CreateCredentialResponse(BaseModel):
     """Id of the created credential."""
 
     credential_id: str
-
-
-_MASK = "********"
 
 
 class CredentialView(BaseModel):
@@ -97,10 +191,9 @@ class CredentialView(BaseModel):
     def of(cls, record: CredentialRecord) -> CredentialView:
         """Show `record` with its secret fields masked."""
         data = record.data.model_dump()
-        schema = type(record.data).model_json_schema()["properties"]
-        for name, prop in schema.items():
-            if prop.get("writeOnly") and data.get(name):
-                data[name] = _MASK
+        for name in record.data.secret_fields():
+            if data.get(name):
+                data[name] = MASK
         return cls(
             id=record.id,
             created_at=record.created_at,
@@ -121,6 +214,13 @@ class ListCredentialSchemasResponse(BaseModel):
     """`GET /credential/schemas`: the JSON schema of each credential type."""
 
     schemas: list[dict[str, Any]]
+
+
+class ListModelsResponse(BaseModel):
+    """`GET /model/?provider=`: the model cards of one credential type."""
+
+    models: list[ModelCard] = Field(description="The candidate models.")
+    total: int = Field(description="The total number of candidates.")
 
 
 class CreateSessionRequest(_Body):

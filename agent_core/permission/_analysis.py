@@ -41,6 +41,8 @@ _SAFE_ENV = frozenset(
     | {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "TIMEFORMAT"}
 )
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_TAINTING = frozenset({"read", "mapfile", "readarray"})
 
 
 def is_safe_assignment(assignment: str) -> bool:
@@ -133,6 +135,9 @@ def analyze_command(command: str) -> BashAnalysis:
     try:
         walker = _Walker()
         walker.script(parse_shell(command), _START, [], nested=False)
+        if walker.arith_vars and walker.tainted:
+            # bash evaluates `a[$(cmd)]` inside a variable's value when used in arithmetic
+            walker.dynamic.append("arithmetic on variables that may hold code")
     except ShellSyntaxError as exc:
         return BashAnalysis(command, error=str(exc))
     except RecursionError:
@@ -156,6 +161,8 @@ class _Walker:
     dynamic: list[str] = field(default_factory=list)
     dangers: list[str] = field(default_factory=list)
     nesting: int = 0
+    arith_vars: bool = False  # arithmetic reads variables
+    tainted: bool = False  # variables may hold data-dependent text or array subscripts
 
     def script(
         self, script: Script, cwd: CwdState, redirects: list[Redirect], *, nested: bool
@@ -214,6 +221,11 @@ class _Walker:
         if isinstance(node, Simple):
             return self._simple(node, cwd, redirects, nested)
         self._words(node.words, cwd)
+        if node.kind in ("for", "select"):
+            listed = [word for word in node.words if "arith" not in word.kinds]
+            self.tainted |= any(_data_dependent(word.value) for word in listed)
+        if node.kind == "cond" and any(word.value in _ARITH_TESTS for word in node.words):
+            self.arith_vars |= any(word.kinds or _NAME.match(word.value) for word in node.words)
         self._redirect_words(node.redirects, cwd)
         inherited = [*redirects, *node.redirects]
         if node.kind == "subshell":
@@ -236,6 +248,7 @@ class _Walker:
     def _words(self, words: list[_Word], cwd: CwdState) -> None:
         for word in words:
             self.dynamic += [_DYNAMIC[kind] for kind in word.kinds if kind in _DYNAMIC]
+            self.arith_vars |= "arithvar" in word.kinds
             for script in word.scripts:
                 self.script(script, cwd, [], nested=True)
 
@@ -275,6 +288,10 @@ class _Walker:
     ) -> SubCommand:
         argv, wrapper_assignments = unwrap(argv)
         assignments = [*assignments, *wrapper_assignments]
+        self.tainted |= bool(argv) and command_name(argv[0]) in _TAINTING
+        self.tainted |= any(
+            _data_dependent(text.partition("=")[2]) for text in [*assignments, *argv] if "=" in text
+        )
         facts = classify(argv)
         self.dangers += facts.dangers
         index = len(self.commands)
@@ -329,6 +346,11 @@ class _Walker:
             self.dynamic.append(f"shell code that cannot be parsed ({exc.message})")
             return
         self.script(script, cwd, [], nested=True)
+
+
+def _data_dependent(value: str) -> bool:
+    """Whether a variable's value may be unknown text or hold an array subscript."""
+    return any(c in value for c in (UNKNOWN, "[", "*", "?"))
 
 
 def _redirect_targets(redirects: list[Redirect]) -> tuple[list[str], list[str]]:

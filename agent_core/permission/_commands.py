@@ -28,11 +28,13 @@ _EXACT_ONLY = frozenset(
     | _SHELLS
     | _PRIVILEGE
 )
-FILE_COMMANDS = frozenset(
+NAME_ONLY_PREFIX = frozenset(
     {"mkdir", "touch", "rm", "rmdir", "unlink", "mv", "cp", "ln", "sed", "tee", "truncate"}
     | {"chmod", "chown", "chgrp", "cat", "head", "tail", "ls", "stat", "wc", "du", "file"}
+    | {"echo", "printf", "grep", "rg", "find", "sort", "curl", "wget", "awk", "jq"}
 )
-"""Commands whose arguments are paths: suggestions use only their name as a prefix."""
+"""Commands whose second word is an argument, not a subcommand: suggested prefixes stop at
+their name (`rm:*`, not `rm file.txt:*`)."""
 
 
 @dataclass(slots=True)

@@ -284,7 +284,8 @@ class _Parser(Lexer):
                 break
             self.take()
             if not node.words and _ASSIGNMENT.match(token.text):
-                node.assignments.append(token.word)
+                array = token.text.endswith("=") and self.src.startswith("(", self.pos)
+                node.assignments.append(self._array(token) if array else token.word)
                 continue
             node.words.append(token.word)
             after = self.peek()
@@ -296,6 +297,24 @@ class _Parser(Lexer):
         if not (node.words or node.assignments or node.redirects):
             raise self._error("expected a command")
         return node
+
+    def _array(self, name: Token) -> Word:
+        """`name=(a b c)`: one word holding the elements' values, kinds and substitutions."""
+        self.take()
+        acc, elements = Acc(), []
+        while True:
+            self._skip_newlines()
+            token = self.take()
+            if token.kind == "op" and token.text == ")":
+                break
+            if token.word is None:
+                raise self._error("expected ')' to close an array", token.start)
+            elements.append(token.word.value)
+            acc.kinds |= token.word.kinds
+            acc.scripts += token.word.scripts
+        assert name.word is not None
+        acc.value.append(f"{name.word.value}({' '.join(elements)})")
+        return acc.word(self.src[name.start : self.pos])
 
     def _parse_redirect(self) -> Redirect:
         token, fd = self.take(), None

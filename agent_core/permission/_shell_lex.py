@@ -38,7 +38,8 @@ class Word:
     raw: str
     value: str
     quoted: bool = False
-    kinds: set[str] = field(default_factory=set)  # cmdsub backtick procsub param arith
+    # cmdsub backtick procsub param arith, and arithvar: arithmetic that reads variables
+    kinds: set[str] = field(default_factory=set)
     scripts: list[Script] = field(default_factory=list)  # parsed substitutions
 
 
@@ -296,6 +297,8 @@ class Lexer(ABC):
                 self.pos += 1
         name = src[start : self.pos]
         self.pos += 1
+        if "[" in name:
+            acc.kinds.add("arithvar")  # an array subscript is evaluated as arithmetic
         acc.kinds |= inner.kinds
         acc.scripts += inner.scripts
         acc.param(name)
@@ -354,6 +357,8 @@ class Lexer(ABC):
     @staticmethod
     def _arith(acc: Acc, text: str) -> None:
         acc.kinds.add("arith")
+        if re.search(r"[A-Za-z_]", text):
+            acc.kinds.add("arithvar")
         if "$(" in text or "`" in text:
             acc.kinds.add("cmdsub")  # substitutions inside arithmetic are not parsed
         acc.value.append(UNKNOWN)

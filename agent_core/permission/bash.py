@@ -28,7 +28,7 @@ import shlex
 from collections.abc import Sequence
 
 from agent_core.permission._analysis import BashAnalysis, SubCommand, analyze_command
-from agent_core.permission._commands import FILE_COMMANDS, base_name, command_name
+from agent_core.permission._commands import NAME_ONLY_PREFIX, base_name, command_name
 from agent_core.permission._shell import UNKNOWN
 from agent_core.permission.paths import (
     DANGEROUS_DIRECTORIES,
@@ -148,11 +148,12 @@ def bash_permission(
 def bash_match_rule(rule_content: str | None, command: str) -> bool:
     """Whether a Bash rule (`git commit:*`, an exact command, `*`, or None) matches.
 
-    A compound command matches only if every top-level sub-command does. The engine calls
-    this once per `bash_rule_subjects` entry instead, which also covers nested commands and
-    gives deny rules their any-sub-command semantics. A command that cannot be parsed
-    matches when the rule's words occur anywhere in it (right for deny rules; such commands
-    always get a safety ASK before allow rules are consulted).
+    Words are compared after quote removal, unsafe assignments included (`PATH=x ls` does not
+    match `ls:*`). A compound command matches only if every top-level sub-command does. The
+    engine calls this once per `bash_rule_subjects` entry instead, which also covers nested
+    commands and the bare-name forms, and gives deny rules their any-sub-command semantics. A
+    command that cannot be parsed matches when the rule's words occur anywhere in it (right
+    for deny rules; such commands always get a safety ASK before allow rules are consulted).
     """
     if rule_content is None or rule_content.strip() == "*":
         return True
@@ -160,9 +161,7 @@ def bash_match_rule(rule_content: str | None, command: str) -> bool:
     if analysis.error is not None:
         return crude_match(rule_content, command)
     top = [sub for sub in analysis.commands if not sub.nested]
-    return bool(top) and all(
-        _matches(rule_content, words) for sub in top for words in _variants(sub)
-    )
+    return bool(top) and all(_matches(rule_content, _variants(sub)[0]) for sub in top)
 
 
 def bash_rule_subjects(command: str) -> list[str]:
@@ -187,10 +186,11 @@ def bash_rule_subjects(command: str) -> list[str]:
 def bash_suggestions(command: str, tool_name: str = "Bash") -> list[PermissionRule]:
     """Allow rules that would let this command run without asking next time.
 
-    One per sub-command that is not read-only: its first two words as a prefix
-    (`git commit -m "x"` → `git commit:*`), only the name for file commands (`rm:*`), and an
-    exact rule for interpreters and wrappers (`python x.py`), whose prefix would allow any
-    code. Nothing for commands that need a safety confirmation anyway.
+    One per subject (see `bash_rule_subjects`) of each sub-command that is not read-only: its
+    first two words as a prefix (`git commit -m "x"` → `git commit:*`), only the name for file
+    commands (`rm:*`), and an exact rule for interpreters and wrappers (`python x.py`) and
+    commands with unsafe assignments, whose prefix would allow any code. Nothing for commands
+    that need a safety confirmation anyway, nor for text only known at run time.
     """
     analysis = analyze_command(command)
     if analysis.error is not None or analysis.dynamic:
@@ -199,13 +199,15 @@ def bash_suggestions(command: str, tool_name: str = "Bash") -> list[PermissionRu
     for sub in analysis.commands:
         if sub.read_only or not sub.argv:
             continue
-        words = _variants(sub)[0]
-        if sub.exact or len(words) != len(sub.argv):
-            contents.setdefault(_render(words), None)
-            continue
-        two = len(words) > 1 and _SUBCOMMAND.fullmatch(words[1])
-        prefix = words[:2] if two and command_name(words[0]) not in FILE_COMMANDS else words[:1]
-        contents.setdefault(_render(prefix) + ":*", None)
+        for words in _variants(sub):
+            if sub.exact or len(words) > len(sub.argv):  # interpreters, unsafe assignments
+                content = _render(words)
+            else:
+                two = len(words) > 1 and _SUBCOMMAND.fullmatch(words[1])
+                name_only = command_name(words[0]) in NAME_ONLY_PREFIX
+                content = _render(words[:2] if two and not name_only else words[:1]) + ":*"
+            if UNKNOWN not in content:  # a rule cannot spell text only known at run time
+                contents.setdefault(content, None)
     return [
         PermissionRule(
             tool_name=tool_name,
@@ -272,7 +274,8 @@ def _render_redirects(sub: SubCommand) -> str:
 def _resolve(sub: SubCommand, target: str, cwd: str) -> list[str] | None:
     """The absolute paths `target` may name for `sub`, or None when unknown.
 
-    One path per directory `sub` may run in; a glob stands for its base directory.
+    One path per directory `sub` may run in; a glob stands for its base directory. Paths are
+    not normalized: `link/..` must be resolved physically (`real_path`), not textually.
     """
     base = None if UNKNOWN in target else glob_base(target)
     if base is None or sub.cwd is None:
@@ -283,8 +286,8 @@ def _resolve(sub: SubCommand, target: str, cwd: str) -> list[str] | None:
         for step in steps:
             if UNKNOWN in step:
                 return None
-            directory = resolve_path(step, directory)
-        paths.append(resolve_path(base, directory))
+            directory = resolve_path(step, directory)  # cd follows the logical path
+        paths.append(os.path.join(directory, os.path.expanduser(base)))
     return paths
 
 

@@ -18,10 +18,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agent_core.permission.paths import is_inside, working_directories
-from agent_core.permission.rules import ReadPaths, add_rules, covers, describe, first_match
+from agent_core.permission.rules import (
+    ReadPaths,
+    add_rules,
+    covers,
+    describe,
+    first_match,
+    implements,
+)
 from agent_core.permission.rules import subjects_of as _subjects_of
 from agent_core.permission.types import (
     PermissionBehavior,
@@ -145,7 +152,7 @@ class PermissionEngine:
             return PermissionDecision(
                 behavior=_ALLOW, message="Allowed by an allow rule.", reason="rule:allow"
             )
-        message = decision.message or f"{tool.name} needs confirmation."
+        message = decision.message or f"{tool.name} needs confirmation: no allow rule matches."
         reason = decision.reason or f"mode:{mode.value}"
         if mode is PermissionMode.DONT_ASK:
             return _unanswered(tool, message, reason)
@@ -163,9 +170,9 @@ class PermissionEngine:
         True when confinement is off, the tool does not report paths, or every path lies
         inside a working directory.
         """
-        if not self.confine_reads or not isinstance(tool, ReadPaths):
+        if not self.confine_reads or not implements(type(tool), ReadPaths):
             return True
-        paths = tool.read_paths(tool_input)
+        paths = cast(ReadPaths, tool).read_paths(tool_input)
         if paths is None:
             return False
         roots = working_directories(self.context)

@@ -52,8 +52,20 @@ _GLOB_TOKENS = re.compile(r"(/\*\*/|/\*\*$|\*\*|\*|\?|\[!?\]?[^\]]*\])")
 
 
 def resolve_path(path: str, cwd: str) -> str:
-    """The absolute, normalized form of `path` (relative to `cwd`, `~` expanded), symlinks kept."""
+    """The absolute, normalized form of `path` (relative to `cwd`, `~` expanded), symlinks kept.
+
+    This is the path as named; where it really leads is `real_path`.
+    """
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def real_path(path: str, cwd: str) -> str:
+    """Where `path` (relative to `cwd`) really leads.
+
+    Symlinks are resolved before each `..`, as the kernel does: `link/..` is the parent of the
+    link's target, not the directory holding the link.
+    """
+    return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
 def working_directories(context: PermissionContext) -> list[str]:
@@ -78,30 +90,46 @@ def dangerous_path_reason(
     logical = resolve_path(path, cwd)
     if logical in _HARMLESS_DEVICES or logical.startswith("/dev/fd/"):
         return None
-    for candidate in dict.fromkeys((logical, os.path.realpath(logical))):
-        reason = _reason(candidate, (*DANGEROUS_FILES, *extra_files), extra_directories)
+    files, directories = _DEFAULT_ENTRIES
+    if extra_files or extra_directories:
+        files, directories = _entries((*DANGEROUS_FILES, *extra_files), extra_directories)
+    for candidate in dict.fromkeys((logical, real_path(path, cwd))):
+        reason = _reason(candidate, files, directories)
         if reason:
             return reason
     return None
 
 
-def _reason(path: str, files: Sequence[str], extra_directories: Sequence[str]) -> str | None:
-    for system in (*SYSTEM_DIRECTORIES, *(d for d in extra_directories if d.startswith("/"))):
-        if path == system or path.startswith(system.rstrip("/") + "/"):
-            return f"{path} is under the protected directory {system}"
-    parts = [part.lower() for part in path.split("/") if part]
-    for entry in files:
-        if entry.startswith("/"):
-            if path == entry:
-                return f"{path} is a protected file"
-            continue
-        tail = entry.lower().strip("/").split("/")
-        if parts[-len(tail) :] == tail:
-            return f"{path} is a sensitive file ({entry})"
-    for entry in (*DANGEROUS_DIRECTORIES, *extra_directories):
-        run = entry.lower().strip("/").split("/")
-        if any(parts[i : i + len(run)] == run for i in range(len(parts) - len(run) + 1)):
-            return f"{path} is inside the sensitive directory {entry}/"
+_Entries = tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]
+
+
+def _entries(files: Iterable[str], extra_directories: Iterable[str]) -> _Entries:
+    """Entries as lowercase component tuples; absolute ones keep a leading ''."""
+
+    def split(entry: str) -> tuple[str, ...]:
+        head = ("",) if entry.startswith("/") else ()
+        return head + tuple(entry.lower().strip("/").split("/"))
+
+    directories = (*SYSTEM_DIRECTORIES, *DANGEROUS_DIRECTORIES, *extra_directories)
+    return tuple(map(split, files)), tuple(map(split, directories))
+
+
+_DEFAULT_ENTRIES = _entries(DANGEROUS_FILES, ())
+
+
+def _reason(
+    path: str, files: tuple[tuple[str, ...], ...], directories: tuple[tuple[str, ...], ...]
+) -> str | None:
+    parts = ("", *(part.lower() for part in path.split("/") if part))
+    for run in directories:
+        if run[0] == "":  # absolute: a prefix of the path
+            if parts[: len(run)] == run:
+                return f"{path} is under the protected directory {'/'.join(run)}"
+        elif any(parts[i : i + len(run)] == run for i in range(1, len(parts) - len(run) + 1)):
+            return f"{path} is inside the sensitive directory {'/'.join(run)}/"
+    for tail in files:
+        if parts[-len(tail) :] == tail and (tail[0] != "" or len(tail) == len(parts)):
+            return f"{path} is a sensitive file ({'/'.join(tail).lstrip('/')})"
     return None
 
 
@@ -111,7 +139,7 @@ def is_inside(path: str, working_dirs: Iterable[str], cwd: str) -> bool:
     Both sides are resolved with `realpath`, so `..` and symlinks pointing out of a working
     directory count as outside.
     """
-    real = os.path.realpath(resolve_path(path, cwd))
+    real = real_path(path, cwd)
     for directory in working_dirs:
         root = os.path.realpath(os.path.expanduser(directory))
         if real == root or real.startswith(root.rstrip("/") + "/"):
@@ -128,7 +156,7 @@ def is_critical_path(path: str, cwd: str, working_dirs: Iterable[str]) -> bool:
     home = os.path.realpath(os.path.expanduser("~"))
     logical = resolve_path(path, cwd)
     roots = [os.path.realpath(os.path.expanduser(d)) for d in working_dirs]
-    for candidate in dict.fromkeys((logical, os.path.realpath(logical))):
+    for candidate in dict.fromkeys((logical, real_path(path, cwd))):
         if candidate in ("/", home) or os.path.dirname(candidate) == "/":
             return True
         prefix = candidate.rstrip("/") + "/"
@@ -145,7 +173,7 @@ def has_pattern(text: str) -> bool:
 def glob_base(pattern: str, *, deep: bool = False) -> str | None:
     """The directory a glob pattern can only match within, or None when that is unknown.
 
-    `src/*.py` → `src`; a pattern component that can match `..` (`.*`) moves the base up.
+    `src/*.py` → `src`; a component that can match `..` (`.*`, not `*`) moves the base up.
     Unless `deep`, a pattern with components after the first wildcard (`src/*/x`) is unknown,
     since a symlinked directory could lead anywhere.
     """
@@ -158,7 +186,8 @@ def glob_base(pattern: str, *, deep: bool = False) -> str | None:
             if (any(rest) and not deep) or any(".." in p for p in rest):
                 return None
             base = "/".join(parts[:i]) or ("/" if pattern.startswith("/") else ".")
-            if fnmatch.fnmatchcase("..", part) or ".." in part:
+            # the shell only matches a leading dot (and so `..`) explicitly: `*` never does
+            if (part.startswith(".") and fnmatch.fnmatchcase("..", part)) or ".." in part:
                 base = base.rstrip("/") + "/.."
             return base
     return pattern
@@ -254,8 +283,7 @@ def file_rule_subjects(file_path: str, cwd: str) -> list[str]:
     The logical path and, if different, the real path: a deny rule on either denies, an allow
     rule must cover both.
     """
-    logical = resolve_path(file_path, cwd)
-    return list(dict.fromkeys((logical, os.path.realpath(logical))))
+    return list(dict.fromkeys((resolve_path(file_path, cwd), real_path(file_path, cwd))))
 
 
 def file_suggestions(tool_name: str, file_path: str, cwd: str) -> list[PermissionRule]:

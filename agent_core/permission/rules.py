@@ -17,7 +17,7 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from agent_core.permission.errors import InvalidRuleError
 from agent_core.permission.types import PermissionBehavior, PermissionContext, PermissionRule
@@ -46,10 +46,19 @@ class ReadPaths(Protocol):
         ...
 
 
+@lru_cache(maxsize=256)
+def implements(cls: type, hook: type) -> bool:
+    """Whether a tool class has an optional hook (`RuleSubjects`, `ReadPaths`).
+
+    Cached per class: checking a runtime protocol is slow.
+    """
+    return issubclass(cls, hook)
+
+
 def subjects_of(tool: ToolBase, tool_input: dict[str, Any]) -> list[dict[str, Any]]:
     """The subjects rules are matched against: the tool's `rule_subjects`, or the input itself."""
-    if isinstance(tool, RuleSubjects):
-        return tool.rule_subjects(tool_input) or [tool_input]
+    if implements(type(tool), RuleSubjects):
+        return cast(RuleSubjects, tool).rule_subjects(tool_input) or [tool_input]
     return [tool_input]
 
 

@@ -1,8 +1,9 @@
-"""`/credential/`: create and list model-provider credentials (secrets masked)."""
+"""`/credential/`: model-provider credentials (secrets encrypted at rest, masked in responses)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
+from fastapi.exceptions import RequestValidationError
 
 from agent_core.credential import credential_json_schemas
 from serve.deps import Runtime, UserId
@@ -12,6 +13,8 @@ from serve.schemas import (
     CredentialView,
     ListCredentialSchemasResponse,
     ListCredentialsResponse,
+    UpdateCredentialRequest,
+    keep_masked_secrets,
 )
 
 router = APIRouter(prefix="/credential", tags=["credential"])
@@ -37,3 +40,24 @@ async def list_credentials(user: UserId, runtime: Runtime) -> ListCredentialsRes
     """List the caller's credentials with secrets masked."""
     views = [CredentialView.of(c) for c in await runtime.list_credentials(user)]
     return ListCredentialsResponse(credentials=views, total=len(views))
+
+
+@router.patch("/{credential_id}")
+async def update_credential(
+    credential_id: str, body: UpdateCredentialRequest, user: UserId, runtime: Runtime
+) -> CredentialView:
+    """Replace the credential's data; a secret sent back masked keeps the stored secret."""
+    stored = await runtime.get_credential(user, credential_id)
+    try:
+        data = keep_masked_secrets(body.data, stored.data)
+    except ValueError as exc:
+        error = {"type": "value_error", "loc": ("body", "data"), "msg": str(exc)}
+        raise RequestValidationError([error]) from exc
+    return CredentialView.of(await runtime.update_credential(user, credential_id, data))
+
+
+@router.delete("/{credential_id}", status_code=204)
+async def delete_credential(credential_id: str, user: UserId, runtime: Runtime) -> Response:
+    """Delete the credential."""
+    await runtime.delete_credential(user, credential_id)
+    return Response(status_code=204)

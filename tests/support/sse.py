@@ -56,3 +56,15 @@ async def read_frames(
 def is_reply_end(frame: Frame) -> bool:
     """Stop condition: the reply ended."""
     return frame.type == "REPLY_END"
+
+
+def reply_end_after_text(phrase: str) -> Callable[[Frame], bool]:
+    """Stop condition: the end of the reply whose streamed text contained `phrase`."""
+    seen: list[str] = []
+
+    def until(frame: Frame) -> bool:
+        if frame.type == "TEXT_BLOCK_DELTA":
+            seen.append(frame.data["delta"])
+        return frame.type == "REPLY_END" and phrase in "".join(seen)
+
+    return until

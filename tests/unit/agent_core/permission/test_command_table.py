@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from command_table import ALLOW, COMMANDS, DENY, MODE_COMMANDS, SAFETY
+from command_table import ALLOW, ASK, COMMANDS, DENY, MODE_COMMANDS, SAFETY
 from permission_tools import ShellTool, make_context
 
 from agent_core.permission import PermissionBehavior, PermissionEngine, PermissionMode, is_read_only
@@ -26,6 +26,20 @@ async def test_default_mode(project: Path, command: str, read_only: bool, decisi
     expected = PermissionBehavior.ALLOW if decision == ALLOW else PermissionBehavior.ASK
     assert result.behavior is expected, result.message
     assert result.bypass_immune is (decision == SAFETY), result.message
+
+
+@pytest.mark.parametrize(
+    "command", [row[0] for row in COMMANDS if row[2] == ASK and "$" not in row[0]]
+)
+async def test_accepting_the_suggestions_allows_the_command(project: Path, command: str) -> None:
+    engine = PermissionEngine(make_context(project))
+    tool, call = ShellTool(str(project)), {"command": command}
+    asked = await engine.decide(tool, call)
+    assert asked.suggestions
+
+    engine.add_rules(asked.suggestions)
+
+    assert (await engine.decide(tool, call)).behavior is PermissionBehavior.ALLOW
 
 
 @pytest.mark.parametrize(("mode", "command", "decision"), MODE_COMMANDS)

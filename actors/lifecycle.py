@@ -1,0 +1,40 @@
+"""Ending sessions: stop the owner, delete the data, and keep teams consistent."""
+
+from __future__ import annotations
+
+from actors.dispatch import SessionDispatcher
+from actors.records import SessionRecord, TeamRole
+from actors.storage import RedisStorage
+from actors.team import TeamNotFound, TeamStore
+
+
+async def destroy_session(
+    storage: RedisStorage,
+    teams: TeamStore,
+    dispatcher: SessionDispatcher,
+    session: SessionRecord,
+) -> list[str]:
+    """Delete `session` and everything it owns; return the ids of every session deleted.
+
+    A leader takes its team down with it (every worker session, then the team record); a
+    worker leaves its team's member list.
+    """
+    deleted: list[str] = []
+    membership = session.membership
+    if membership is not None:
+        try:
+            team = await teams.get(membership.team_id)
+        except TeamNotFound:
+            team = None
+        if team is not None and membership.role is TeamRole.LEADER:
+            for member in team.members:
+                await dispatcher.stop(member.session_id)
+                await storage.delete_session(session.user_id, member.session_id, missing_ok=True)
+                deleted.append(member.session_id)
+            await teams.delete(team.id)
+        elif team is not None:
+            team.members = [m for m in team.members if m.session_id != session.id]
+            await teams.save(team)
+    await dispatcher.stop(session.id)
+    await storage.delete_session(session.user_id, session.id, missing_ok=True)
+    return [*deleted, session.id]

@@ -1,0 +1,166 @@
+"""A leader spawns five workers on Ray; they report back; TeamDelete leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import ray
+
+from actors._remote import session_actor_name
+from tests.integration.conftest import LiveService
+from tests.support.api import USER, make_session, post_chat, wait_for_status
+from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.sse import read_frames, reply_end_after_text
+
+pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
+
+WORKERS = [f"w{i}" for i in range(1, 6)]
+LEADER_PROMPT = "You lead a crew."
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return content or ""
+
+
+def _tool_names(messages: list[dict[str, Any]]) -> list[str]:
+    """Names of the tools whose results end the conversation (the last step's calls)."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            names[call["id"]] = call["function"]["name"]
+    tail = []
+    for message in reversed(messages):
+        if message["role"] != "tool":
+            break
+        tail.append(names[message["tool_call_id"]])
+    return tail
+
+
+def scripted_team(body: dict[str, Any]) -> ScriptedReply:
+    """Plays the leader and the workers, deciding from each conversation's last turn."""
+    messages = body["messages"]
+    system, last = _text(messages[0]), messages[-1]
+    if "a member of the team" in system:  # a worker
+        member = system.split()[2].rstrip(",")
+        if last["role"] == "tool":
+            return ScriptedReply(text="reported")
+        return ScriptedReply(
+            tool_calls=[
+                (f"say-{member}", "TeamSay", {"to": "Lead", "message": f"report: done by {member}"})
+            ]
+        )
+    finished = _tool_names(messages)
+    if last["role"] == "user" and _text(last) == "assemble a crew":
+        return ScriptedReply(
+            tool_calls=[("tc", "TeamCreate", {"name": "crew", "description": "five workers"})]
+        )
+    if finished == ["TeamCreate"]:
+        calls = [
+            (
+                f"ac-{w}",
+                "AgentCreate",
+                {"name": w, "description": "a worker", "prompt": f"{w}: say hello and report"},
+            )
+            for w in WORKERS
+        ]
+        return ScriptedReply(text="Spawning.", tool_calls=calls)
+    if finished and finished[0] == "AgentCreate":
+        return ScriptedReply(text="Waiting for reports.")
+    if last["role"] == "user" and _text(last) == "dissolve the team":
+        return ScriptedReply(tool_calls=[("td", "TeamDelete", {})])
+    if finished == ["TeamDelete"]:
+        return ScriptedReply(text="Team dissolved.")
+    reports = sum(_text(m).count("report: done by") for m in messages if m["role"] == "user")
+    return ScriptedReply(text="All 5 workers reported." if reports == 5 else f"{reports} so far.")
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[OpenAIWireServer]:
+    with OpenAIWireServer(reply_func=scripted_team) as server:
+        yield server
+
+
+@pytest.fixture
+async def api(live_service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=live_service.base_url, timeout=30) as client:
+        yield client
+
+
+def actor_alive(session_id: str) -> bool:
+    try:
+        ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
+    except ValueError:
+        return False
+    return True
+
+
+async def test_leader_spawns_five_workers_that_report_back(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, leader = await make_session(
+        api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT
+    )
+    final = asyncio.create_task(
+        read_frames(
+            api,
+            f"/sessions/{leader}/stream",
+            USER,
+            reply_end_after_text("All 5 workers reported."),
+            params={"after": "0"},
+        )
+    )
+    assert (await post_chat(api, agent_id, leader, "assemble a crew")).status_code == 200
+    frames = await asyncio.wait_for(final, 120)
+    hints = [f.data for f in frames if f.type == "HINT_BLOCK"]
+    reporters = {h["hint"].split('from="')[1].split('"')[0] for h in hints}
+    assert reporters == set(WORKERS)
+    assert all(json.loads(h["source"])["label"] == "team" for h in hints)
+    assert sum(1 for f in frames if f.type == "CUSTOM" and f.data["name"] == "team_updated") == 6
+
+    sessions = (await api.get("/sessions/", headers=USER)).json()["sessions"]
+    workers = [s for s in sessions if s.get("team_id") and s["id"] != leader]
+    assert sorted(s["config"]["name"] for s in workers) == WORKERS
+    for worker in workers:
+        await wait_for_status(api, worker["id"], "idle")
+        history = (await api.get(f"/sessions/{worker['id']}/messages", headers=USER)).json()
+        assert history["messages"][-1]["content"][-1]["text"] == "reported"
+    assert (
+        len(
+            {
+                ray.get(
+                    ray.get_actor(session_actor_name(w["id"]), namespace="troupe-test").pid.remote()
+                )
+                for w in workers
+            }
+        )
+        == 5
+    )  # five separate actors
+
+    await wait_for_status(api, leader, "idle")
+    done = asyncio.create_task(
+        read_frames(
+            api, f"/sessions/{leader}/stream", USER, reply_end_after_text("Team dissolved.")
+        )
+    )
+    await asyncio.sleep(0.2)
+    assert (await post_chat(api, agent_id, leader, "dissolve the team")).status_code == 200
+    await asyncio.wait_for(done, 60)
+    for worker in workers:
+        status = await api.get(f"/sessions/{worker['id']}/status", headers=USER)
+        assert status.status_code == 404
+        assert not actor_alive(worker["id"])
+    leader_record = next(
+        s
+        for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
+        if s["id"] == leader
+    )
+    assert leader_record["team_id"] is None
+    assert leader_record["membership"] is None

@@ -1,0 +1,67 @@
+"""Errors of the workspaces package.
+
+::
+
+    WorkspaceError
+    ├── WorkspaceClosed          the workspace is used before initialize() or after close()
+    ├── MCPExists                an MCP server of that name is already registered
+    ├── MCPUnavailable           an MCP server cannot be added: rejected config or unreachable
+    ├── InvalidSkill             a skill directory has no valid SKILL.md
+    ├── WorkspaceItemNotFound    a named MCP server or skill is not in the workspace
+    │   ├── MCPNotFound
+    │   └── SkillNotFound
+    └── CorruptWorkspace         a file of the workspace layout cannot be read back
+
+Every exception pickles (Ray re-raises them across processes).
+"""
+
+from __future__ import annotations
+
+
+class WorkspaceError(Exception):
+    """Root of every workspace error."""
+
+
+class WorkspaceClosed(WorkspaceError):
+    """The workspace is not open: `initialize()` was not called, or `close()` was."""
+
+
+class MCPExists(WorkspaceError):
+    """An MCP server with this name is already registered in the workspace."""
+
+
+class MCPUnavailable(WorkspaceError):
+    """An MCP server cannot be added: its configuration is rejected, or it cannot be reached."""
+
+
+class InvalidSkill(WorkspaceError):
+    """A skill directory does not exist, or its SKILL.md is missing or invalid."""
+
+
+class CorruptWorkspace(WorkspaceError):
+    """A file of the workspace layout (`.mcp`, the skill index) holds something unreadable."""
+
+
+class WorkspaceItemNotFound(WorkspaceError):
+    """A named item is not in the workspace."""
+
+    kind = "item"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name!r} is not in the workspace"
+
+
+class MCPNotFound(WorkspaceItemNotFound):
+    """No MCP server of that name is registered."""
+
+    kind = "MCP server"
+
+
+class SkillNotFound(WorkspaceItemNotFound):
+    """No skill of that name is installed."""
+
+    kind = "skill"

@@ -1,0 +1,178 @@
+"""`LocalWorkspace`: a workspace in a host directory, its tools running on the host.
+
+Layout (`workdir` is the agent-visible root)::
+
+    {workdir}/
+    ├── .mcp        registered MCP client configs (JSON array)
+    ├── data/       offloaded binary payloads, one file per SHA-256 of the content
+    ├── skills/     one directory per skill, each with its SKILL.md
+    │   └── .skills name/hash index (re-installing identical content copies nothing)
+    └── sessions/   per session: context.jsonl and tool_result-<id>.txt files
+
+The files are the truth, so several processes may open the same directory: each reconciles
+its live MCP clients with `.mcp` whenever it lists them, and changes are made under a lock on
+`workdir`. Restarting simply re-opens the directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_core.mcp import MCPClient, MCPClientConfig
+from agent_core.message import Msg, ToolResultBlock
+from agent_core.tool import Bash, Edit, Glob, Grep, Read, ToolBase, Write
+from workspaces._mcps import MCPRegistry
+from workspaces._offload import OffloadStore
+from workspaces._skills import SkillStore
+from workspaces.base import InstalledSkill, WorkspaceBase
+from workspaces.errors import WorkspaceClosed
+
+MCP_FILE = ".mcp"
+DATA_DIR = "data"
+SKILLS_DIR = "skills"
+SESSIONS_DIR = "sessions"
+
+
+class LocalWorkspace(WorkspaceBase):
+    """A workspace persisted in a host directory; built-in tools run host-side.
+
+    `default_mcps` and `skill_paths` seed a brand-new directory on its first `initialize()`
+    (no `.mcp` file / no `skills/` yet); afterwards the persisted state wins.
+    """
+
+    def __init__(
+        self,
+        workdir: str | Path,
+        workspace_id: str | None = None,
+        *,
+        default_mcps: Sequence[MCPClientConfig] = (),
+        skill_paths: Sequence[str | Path] = (),
+    ) -> None:
+        """Describe the workspace; nothing is touched until `initialize()`.
+
+        Args:
+            workdir: The workspace directory (created if missing).
+            workspace_id: Its identifier (default: the directory's name).
+            default_mcps: MCP servers registered in a brand-new workspace.
+            skill_paths: Skill directories installed in a brand-new workspace.
+        """
+        self.workdir = Path(os.path.abspath(Path(workdir).expanduser()))
+        self.workspace_id = workspace_id or self.workdir.name
+        self.default_mcps = list(default_mcps)
+        self.skill_paths = [Path(p) for p in skill_paths]
+        self._mcps = MCPRegistry(self.workdir / MCP_FILE, self.workdir)
+        self._skills = SkillStore(self.workdir / SKILLS_DIR, self.workdir)
+        self._offload = OffloadStore(self.workdir / SESSIONS_DIR, self.workdir / DATA_DIR)
+        self._open = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the workspace is initialized and not closed."""
+        return self._open
+
+    async def initialize(self) -> None:
+        """Create the layout (seeding it when brand-new) and connect the MCP servers.
+
+        Raises:
+            CorruptWorkspace: `.mcp` is not a JSON array.
+        """
+        if self._open:
+            return
+        await asyncio.to_thread(self._prepare)
+        await self._mcps.sync()
+        self._open = True
+
+    def _prepare(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for name in (DATA_DIR, SESSIONS_DIR):
+            (self.workdir / name).mkdir(exist_ok=True)
+        self._mcps.seed(self.default_mcps)
+        self._skills.seed(self.skill_paths)
+
+    async def close(self) -> None:
+        """Disconnect every MCP server (stopping stdio server processes)."""
+        self._open = False
+        await self._mcps.close()
+
+    @property
+    def mcp_errors(self) -> dict[str, str]:
+        """Why `.mcp` entries failed to load or connect at the last reconciliation."""
+        return self._mcps.errors
+
+    def _check_open(self) -> None:
+        if not self._open:
+            raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
+
+    def working_directory(self, cwd: str | Path | None = None) -> Path:
+        """`cwd` made absolute against `workdir` (a relative one is created if missing)."""
+        self._check_open()
+        if cwd is None or str(cwd) == "":
+            return self.workdir
+        path = Path(cwd).expanduser()
+        if path.is_absolute():
+            return Path(os.path.normpath(path))
+        path = Path(os.path.normpath(self.workdir / path))
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
+        """Bash, Read, Write, Edit, Glob and Grep, bound to `working_directory(cwd)`."""
+        where = self.working_directory(cwd)
+        return [Bash(where), Read(where), Write(where), Edit(where), Glob(where), Grep(where)]
+
+    async def list_mcps(self) -> list[MCPClient]:
+        """The MCP clients registered in `.mcp` (re-read if it changed), in its order."""
+        self._check_open()
+        await self._mcps.sync()
+        return self._mcps.clients
+
+    async def add_mcp(self, config: MCPClientConfig) -> MCPClient:
+        """Connect the server (when stateful) and append it to `.mcp`."""
+        self._check_open()
+        return await self._mcps.add(config)
+
+    async def remove_mcp(self, name: str) -> None:
+        """Drop the server from `.mcp` and disconnect it."""
+        self._check_open()
+        await self._mcps.remove(name)
+
+    async def installed_skills(self) -> list[InstalledSkill]:
+        """The skills under `skills/`."""
+        self._check_open()
+        return await asyncio.to_thread(self._skills.installed)
+
+    async def add_skill(self, skill_path: str | Path) -> InstalledSkill:
+        """Copy the skill directory to `skills/<name>/` and index its hash."""
+        self._check_open()
+        return await asyncio.to_thread(self._skills.add, Path(skill_path))
+
+    async def remove_skill(self, name: str) -> None:
+        """Delete `skills/<name>/` and its index entry."""
+        self._check_open()
+        await asyncio.to_thread(self._skills.remove, name)
+
+    async def offload_context(self, session_id: str, msgs: list[Msg], **kwargs: Any) -> str:
+        """Append `msgs` to `sessions/<session_id>/context.jsonl`; return its path."""
+        self._check_open()
+        return str(await asyncio.to_thread(self._offload.context, session_id, msgs))
+
+    async def offload_tool_result(
+        self, session_id: str, tool_result: ToolResultBlock, **kwargs: Any
+    ) -> str:
+        """Write `sessions/<session_id>/tool_result-<id>.txt`; return its path."""
+        self._check_open()
+        return str(await asyncio.to_thread(self._offload.tool_result, session_id, tool_result))
+
+    async def clear_session(self, session_id: str) -> None:
+        """Delete `sessions/<session_id>/`."""
+        self._check_open()
+        folder = self._offload.session_dir(session_id)
+        await asyncio.to_thread(shutil.rmtree, folder, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return f"LocalWorkspace({str(self.workdir)!r}, workspace_id={self.workspace_id!r})"
