@@ -109,6 +109,10 @@ class SessionActor:
         """The worker process id (for operations and fault-injection tests)."""
         return os.getpid()
 
+    def node_id(self) -> str:
+        """The Ray node the session runs on (for operations)."""
+        return str(ray.get_runtime_context().get_node_id())
+
     async def _watch_idle(self) -> None:
         ttl = self._settings.idle_ttl
         while True:
@@ -154,6 +158,9 @@ class RayDispatcher:
                 namespace=self._settings.namespace,
                 get_if_exists=True,
                 lifetime="detached",
+                resources=self._settings.session_resources,
+                # Sessions wait on I/O, not CPU: spread them so no node carries them all.
+                scheduling_strategy="SPREAD",
             ).remote(self._payload, session_id)
             self._handles[session_id] = handle
         return handle

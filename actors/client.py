@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from actors._redis_errors import storage_errors
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
 from actors.errors import (
@@ -48,14 +45,14 @@ from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
 from actors.team import TeamStore
+from actors.workspaces import shared_workspaces
 from agent_core.agent import ResumeEvent
 from agent_core.credential import Credential
 from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
+from workspaces import WorkspaceBase
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,24 +65,7 @@ class MessagesPage:
     event_cursor: str
 
 
-def _storage_errors(cls: type[T]) -> type[T]:
-    """Make every public coroutine method of `cls` raise StorageUnavailable on Redis failures."""
-    for name, method in list(vars(cls).items()):
-        if name.startswith("_") or not inspect.iscoroutinefunction(method):
-            continue
-
-        @functools.wraps(method)
-        async def wrapped(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
-            try:
-                return await __method(*args, **kwargs)
-            except (RedisConnectionError, RedisTimeoutError) as exc:
-                raise StorageUnavailable(f"Redis is unavailable: {exc}") from exc
-
-        setattr(cls, name, wrapped)
-    return cls
-
-
-@_storage_errors
+@storage_errors
 class RuntimeClient:
     """Typed access to Troupe's runtime for one deployment.
 
@@ -107,6 +87,7 @@ class RuntimeClient:
             settings, self.redis, self.mailbox, self._check_model_configs, self.delete_session
         )
         self._sweeper: asyncio.Task[None] | None = None
+        self.workspaces = shared_workspaces(settings)
 
     def start_sweeper(self) -> None:
         """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
@@ -122,11 +103,13 @@ class RuntimeClient:
                 log.warning("inbox sweep failed", exc_info=True)
 
     async def aclose(self) -> None:
-        """Stop the sweeper, close the dispatcher and the Redis connection pool."""
+        """Stop the sweeper, close the dispatcher, the workspaces and the Redis connection pool."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
+        await self.schedules.aclose()
         await self.dispatcher.close()
+        await self.workspaces.aclose()
         await self.redis.aclose()
 
     async def health(self) -> dict[str, str]:
@@ -364,6 +347,21 @@ class RuntimeClient:
     async def check_session(self, user_id: str, session_id: str) -> None:
         """Raise SessionNotFound unless the session is the user's."""
         await self.storage.get_session(user_id, session_id)
+
+    async def session_workspace(
+        self, user_id: str, agent_id: str, session_id: str
+    ) -> WorkspaceBase:
+        """Return the open workspace of one of the user's sessions (hosted in this process).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+            NotFound: the session does not belong to `agent_id`.
+            WorkspaceError: the workspace could not be opened.
+        """
+        session = await self.storage.get_session(user_id, session_id)
+        if session.agent_id != agent_id:
+            raise NotFound(agent_id)
+        return await self.workspaces.get(session)
 
     async def events(self, session_id: str, after: str) -> AsyncIterator[tuple[str, str]]:
         """Yield (id, event JSON) after `after`, then tail the log; never ends by itself.

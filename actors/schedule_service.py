@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
+from actors._redis_errors import storage_errors
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest, SessionNotFound
 from actors.inprocess import InProcessDispatcher
@@ -62,6 +63,7 @@ def scheduler_control(
     return RaySchedulerControl(settings)
 
 
+@storage_errors
 class ScheduleService:
     """Schedules of users: every operation is scoped by user id (another user's is not found)."""
 

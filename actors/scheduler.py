@@ -168,7 +168,7 @@ class Scheduler:
         return await self._fire(record, to_utc(due))
 
     async def fire_now(self, schedule_id: str) -> str | None:
-        """Fire the schedule once now ("run now"), whatever its cron says.
+        """Fire the schedule once now ("run now"), whatever its cron, window or `enabled` say.
 
         Raises:
             ScheduleNotFound: no such schedule.

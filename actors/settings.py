@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -34,6 +35,11 @@ class RuntimeSettings(BaseModel):
     )
     sweep_interval: float = Field(
         default=5.0, gt=0, description="Seconds between sweeps for inboxes with unread items."
+    )
+    session_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Ray resources each session actor needs (e.g. {'troupe_agent': 0.01} "
+        "pins sessions to agent nodes).",
     )
     sub_agent_templates: list[SubAgentTemplate] = Field(
         default_factory=list, description="Worker types leaders may create (AgentCreate)."
@@ -69,6 +75,7 @@ class RuntimeSettings(BaseModel):
             namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
             secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
             workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
+            session_resources=json.loads(os.environ.get("TROUPE_SESSION_RESOURCES") or "{}"),
         )
 
     @field_validator("workspace_root")

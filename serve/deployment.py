@@ -43,9 +43,19 @@ def application(settings: RuntimeSettings, replicas: int = 1) -> serve.Applicati
     return TroupeAPI.bind()  # type: ignore[attr-defined]
 
 
-def deploy(settings: RuntimeSettings, host: str, port: int, replicas: int = 1) -> None:
-    """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised)."""
-    serve.start(http_options={"host": host, "port": port})
+def deploy(
+    settings: RuntimeSettings,
+    host: str,
+    port: int,
+    replicas: int = 1,
+    proxy_location: str | None = None,
+) -> None:
+    """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised).
+
+    `proxy_location` is Serve's (`HeadOnly`, `EveryNode`); by default a proxy runs on every
+    node that hosts a replica.
+    """
+    serve.start(proxy_location=proxy_location, http_options={"host": host, "port": port})
     serve.run(application(settings, replicas), name=APP_NAME, route_prefix="/", blocking=False)
 
 

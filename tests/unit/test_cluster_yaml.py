@@ -113,8 +113,11 @@ def test_head_binds_dashboard_to_loopback_and_deploys_troupe(config: dict[str, A
     assert json.loads(head["resources"] or "{}") == {}
     serve = [shlex.split(cmd) for cmd in commands if "troupe serve" in cmd]
     assert len(serve) == 1
-    assert serve[0][:5] == ["nohup", "troupe", "serve", "--ray-address", "auto"]
-    assert "--redis-url" in serve[0]
+    env, command = serve[0][0], serve[0][1:]
+    assert env.startswith("TROUPE_SESSION_RESOURCES=")
+    assert json.loads(env.split("=", 1)[1]) == {"troupe_agent": 0.01}
+    assert command[:5] == ["nohup", "troupe", "serve", "--ray-address", "auto"]
+    assert "--redis-url" in command
 
 
 def test_head_refuses_to_start_without_a_redis_url(config: dict[str, Any], tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ class _NoRun(ToolBase):
     input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
     description = "A tool for permission tests."
 
-    async def __call__(self, *args: Any, **kwargs: Any) -> AsyncIterator[ToolChunk]:  # type: ignore[override]
+    async def __call__(self, *args: Any, **kwargs: Any) -> AsyncIterator[ToolChunk]:
         yield ToolChunk(state=ToolResultState.SUCCESS, is_last=True)
 
 

@@ -1,0 +1,94 @@
+"""Mailbox latency: a team message (TeamSay's delivery path) → the recipient's HINT_BLOCK on SSE.
+
+The recipient is a live, idle session actor. Each sample delivers one `<team-message>` through
+`Mailbox.deliver` (inbox append + actor wake, exactly what TeamSay does) and waits for the
+HINT_BLOCK on the recipient's event stream, then for that reply to end.
+
+Run: python bench/mailbox.py [--messages 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+import httpx
+from _harness import percentiles, service_stack
+from redis.asyncio import Redis
+
+from actors._remote import RayDispatcher
+from actors.bus import RedisMessageBus
+from actors.dispatch import Mailbox
+from actors.keys import Keys
+from actors.team_tools import team_message
+
+USER = {"X-User-ID": "bench"}
+
+
+async def run(count: int) -> None:
+    with service_stack() as stack:
+        settings = stack.settings
+        redis = Redis.from_url(settings.redis_url)
+        bus = RedisMessageBus(
+            redis, Keys(settings.key_prefix), settings.inbox_maxlen, settings.event_log_maxlen
+        )
+        mailbox = Mailbox(bus, RayDispatcher(settings))
+        async with httpx.AsyncClient(base_url=stack.base_url, timeout=60) as api:
+            agent_id = (await api.post("/agent/", json={"name": "W"}, headers=USER)).json()[
+                "agent_id"
+            ]
+            cred = {
+                "type": "openai_credential",
+                "api_key": "k",
+                "base_url": stack.model_server.base_url,
+            }
+            cred_id = (await api.post("/credential/", json={"data": cred}, headers=USER)).json()[
+                "credential_id"
+            ]
+            model = {
+                "type": "openai_credential",
+                "credential_id": cred_id,
+                "model": "m",
+                "parameters": {},
+            }
+            session_id = (
+                await api.post(
+                    "/sessions/",
+                    json={"agent_id": agent_id, "chat_model_config": model},
+                    headers=USER,
+                )
+            ).json()["session_id"]
+            samples: list[float] = []
+            async with api.stream("GET", f"/sessions/{session_id}/stream", headers=USER) as sse:
+                lines = sse.aiter_lines()
+                for index in range(count + 5):
+                    start = time.perf_counter()
+                    await mailbox.deliver(session_id, team_message("leader", f"task {index}"))
+                    hint_at = 0.0
+                    async for line in lines:
+                        if not line.startswith("data: "):
+                            continue
+                        kind = json.loads(line[6:])["type"]
+                        if kind == "HINT_BLOCK" and not hint_at:
+                            hint_at = time.perf_counter()
+                        if kind == "REPLY_END":
+                            break
+                    if index >= 5:  # the first deliveries activate the actor and warm up
+                        samples.append((hint_at - start) * 1000)
+        await redis.aclose()
+    print(
+        f"team message -> recipient HINT_BLOCK ({count} messages, live actor): "
+        f"{percentiles(samples)}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=200)
+    asyncio.run(run(parser.parse_args().messages))
+
+
+if __name__ == "__main__":
+    main()
