@@ -1,1 +1,20 @@
-"""actors: Troupe's runtime — Ray actors, the Redis message bus and storage."""
+"""actors: Troupe's runtime — Ray actors, the Redis message bus and storage.
+
+The HTTP layer and embedding applications use `RuntimeClient` (from `actors.client`) and
+`RuntimeSettings`; everything else is internal to the runtime.
+"""
+
+from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
+from actors.embedded_redis import EmbeddedRedis
+from actors.settings import RuntimeSettings
+from actors.team import SubAgentTemplate
+
+__all__ = [
+    "EmbeddedRedis",
+    "InProcessDispatcher",
+    "MessagesPage",
+    "RuntimeClient",
+    "RuntimeSettings",
+    "SubAgentTemplate",
+    "ray_dispatcher",
+]
