@@ -22,6 +22,7 @@ from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
+from actors.workspaces import shared_workspaces
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class SessionActor:
                 self._session_id,
                 RedisStorage(self._redis, self._keys, self._settings.secret_key),
                 Mailbox(bus, RayDispatcher(self._settings)),
+                shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
             )
@@ -97,6 +99,8 @@ class SessionActor:
             return False
         if runtime is not None:
             await runtime.close()
+        # This process hosts only this session: stop its workspaces' MCP servers too.
+        await shared_workspaces(self._settings).aclose()
         if self._redis is not None:
             await self._redis.zrem(self._keys.live(), self._session_id)
             await self._redis.aclose()

@@ -10,6 +10,7 @@ from actors.keys import Keys
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
+from actors.workspaces import shared_workspaces
 
 
 class InProcessDispatcher:
@@ -35,6 +36,7 @@ class InProcessDispatcher:
                 session_id,
                 RedisStorage(self._redis, keys, self._settings.secret_key),
                 self._mailbox,
+                shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
             )

@@ -16,18 +16,20 @@ a crash is closed on the next activation (`actors.recovery`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from actors.dispatch import Mailbox
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
-from actors.records import ChatModelConfig, SessionRecord
+from actors.records import AgentRecord, ChatModelConfig, SessionRecord
 from actors.recovery import close_interrupted_reply
 from actors.storage import RedisStorage
 from actors.team import SubAgentTemplate, TeamStore, template_registry
 from actors.team_tools import TeamContext, TeamEventsMiddleware, team_tools
 from actors.toolbox import session_toolkit
+from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
 from agent_core.agent import Agent, ResumeEvent
 from agent_core.event import (
@@ -66,6 +68,7 @@ class SessionRuntime:
         session_id: str,
         storage: RedisStorage,
         mailbox: Mailbox,
+        workspaces: SessionWorkspaces,
         templates: list[SubAgentTemplate] | None = None,
         tool_timeout: float = 10.0,
     ) -> None:
@@ -73,6 +76,7 @@ class SessionRuntime:
         self._storage = storage
         self._bus = mailbox.bus
         self._mailbox = mailbox
+        self._workspaces = workspaces
         self._teams = TeamStore(storage.redis, storage.keys)
         self._templates = template_registry(templates or [])
         self._tool_timeout = tool_timeout
@@ -175,11 +179,38 @@ class SessionRuntime:
         agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
         if session.config.permission_mode is not None:
             state.permission_context.mode = session.config.permission_mode
-        try:
-            model = await self._chat_model(session)
-        except Exception as exc:
-            await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
-            return
+        # The workspace stays leased (never evicted) for the whole reply.
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                model = await self._chat_model(session)
+                kit = await stack.enter_async_context(self._workspaces.kit(session))
+            except Exception as exc:
+                await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
+                return
+            agent = self._agent(session, agent_record, model, kit, hints)
+            resume = _resume_input(batch)
+            running: str | None = None
+            async for event in agent.reply_stream(resume or inputs or None):
+                reply_id = getattr(event, "reply_id", None)
+                if reply_id is not None and reply_id != running:
+                    # The run marker precedes a reply's first event (a resume echo included).
+                    await self._bus.mark_running(self.session_id, reply_id, hints.consumed, fence)
+                    running = reply_id
+                    if isinstance(event, ReplyStartEvent) and resume is None:
+                        await self._storage.commit_turn(self.session_id, state, inputs, [], fence)
+                if await self._publish(event, hints):
+                    running = None
+
+    def _agent(
+        self,
+        session: SessionRecord,
+        agent_record: AgentRecord,
+        model: ChatModelBase,
+        kit: SessionKit,
+        hints: InboxHints,
+    ) -> Agent:
+        """The session's agent for one reply: workspace tools, team tools, prompt, limits."""
+        state, _ = self._owned()
         team = TeamContext(
             session_id=self.session_id,
             agent_name=agent_record.data.name,
@@ -188,17 +219,21 @@ class SessionRuntime:
             mailbox=self._mailbox,
             templates=self._templates,
         )
-        toolkit = session_toolkit()
+        kit.grant(state.permission_context)
+        toolkit = session_toolkit(kit.tools)
         for tool in team_tools(team, session.membership):
             toolkit.register(tool)
         chat = agent_record.data.chat_config
         membership = session.membership
-        agent = Agent(
+        return Agent(
             name=membership.member_name if membership else agent_record.data.name,
-            system_prompt=session.config.system_prompt or agent_record.data.system_prompt,
+            system_prompt=kit.system_prompt(
+                session.config.system_prompt or agent_record.data.system_prompt
+            ),
             model=model,
             toolkit=toolkit,
             state=state,
+            offloader=kit.workspace,
             middlewares=[TeamEventsMiddleware()],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
@@ -206,18 +241,6 @@ class SessionRuntime:
             background_sink=self._sink,
             tool_timeout=self._tool_timeout,
         )
-        resume = _resume_input(batch)
-        running: str | None = None
-        async for event in agent.reply_stream(resume or inputs or None):
-            reply_id = getattr(event, "reply_id", None)
-            if reply_id is not None and reply_id != running:
-                # The run marker precedes a reply's first event (a resume echo included).
-                await self._bus.mark_running(self.session_id, reply_id, hints.consumed, fence)
-                running = reply_id
-                if isinstance(event, ReplyStartEvent) and resume is None:
-                    await self._storage.commit_turn(self.session_id, state, inputs, [], fence)
-            if await self._publish(event, hints):
-                running = None
 
     async def _publish(self, event: AgentEvent, hints: InboxHints) -> bool:
         """Append `event`, committing at checkpoints; return True when the reply stopped."""

@@ -48,7 +48,7 @@ class RuntimeSettings(BaseModel):
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
     )
     workspace_root: str = Field(
-        default="./.troupe/workspaces",
+        default_factory=lambda: os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
         validate_default=True,
         description="Directory holding the local workspaces (made absolute where the settings "
         "are built, so every process agrees).",

@@ -1,15 +1,23 @@
-"""Tools every service session gets until its workspace provides more."""
+"""The toolkit of a service session: its own tools plus what its workspace provides."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agent_core.message import TextBlock, ToolResultState
 from agent_core.permission import PermissionBehavior, PermissionContext, PermissionDecision
-from agent_core.tool import ToolBase, ToolChunk, Toolkit
+from agent_core.tool import (
+    TaskCreate,
+    TaskGet,
+    TaskList,
+    TaskUpdate,
+    ToolBase,
+    ToolChunk,
+    Toolkit,
+)
 
 
 class CurrentTime(ToolBase):
@@ -46,6 +54,8 @@ class CurrentTime(ToolBase):
         yield ToolChunk(content=[TextBlock(text=now)], state=ToolResultState.SUCCESS, is_last=True)
 
 
-def session_toolkit() -> Toolkit:
-    """Return a fresh toolkit for one session."""
-    return Toolkit([CurrentTime()])
+def session_toolkit(workspace_tools: Sequence[ToolBase] = ()) -> Toolkit:
+    """Return a fresh toolkit for one reply: the clock, the task list, the workspace's tools."""
+    return Toolkit(
+        [CurrentTime(), TaskCreate(), TaskGet(), TaskList(), TaskUpdate(), *workspace_tools]
+    )

@@ -26,6 +26,19 @@ from actors.embedded_redis import EmbeddedRedis
 EXTERNAL_REDIS_ENV = "TROUPE_REDIS_URL"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def workspace_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Keep every workspace the suite creates out of the working tree."""
+    root = str(tmp_path_factory.mktemp("workspaces"))
+    previous = os.environ.get("TROUPE_WORKSPACE_ROOT")
+    os.environ["TROUPE_WORKSPACE_ROOT"] = root
+    yield root
+    if previous is None:
+        os.environ.pop("TROUPE_WORKSPACE_ROOT", None)
+    else:
+        os.environ["TROUPE_WORKSPACE_ROOT"] = previous
+
+
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[EmbeddedRedis]:
     """A started embedded redis-server (AOF persistence on), shared by the whole session."""

@@ -7,6 +7,11 @@ from typing import Any
 
 from agent_core.errors import ToolError
 from agent_core.message import TextBlock, ToolResultState
+from agent_core.permission.types import (
+    PermissionBehavior,
+    PermissionContext,
+    PermissionDecision,
+)
 from agent_core.skill.skill import Skill
 from agent_core.tool.base import ToolBase, ToolChunk
 
@@ -34,6 +39,12 @@ class SkillViewer(ToolBase):
     }
     is_read_only = True
     is_concurrency_safe = True
+
+    async def check_permissions(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> PermissionDecision:
+        """Always allowed: it only shows instructions the workspace already lists."""
+        return PermissionDecision(behavior=PermissionBehavior.ALLOW, reason="skill instructions")
 
     def __init__(self, skills: Sequence[Skill]) -> None:
         """Serve `skills`.
