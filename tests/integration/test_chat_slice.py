@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from agent_core.event import parse_event
 from agent_core.message import AssistantMsg, Msg
 from tests.integration.conftest import LiveService
-from tests.support.api import USER, chat_and_collect, make_session, post_chat
+from tests.support.api import USER, chat_and_collect, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame, is_reply_end, read_frames
 
@@ -228,3 +229,80 @@ async def test_other_users_session_is_not_found(
         assert session_id in response.json()["detail"]
     assert (await post_chat(api, agent_id, session_id, "hi", mallory)).status_code == 404
     assert (await api.get("/sessions/", headers=mallory)).json()["total"] == 0
+
+
+async def test_confirmation_round_trip_resumes_the_same_reply(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(
+        ScriptedReply(
+            text="Writing. ",
+            tool_calls=[("w1", "Write", {"file_path": "notes.txt", "content": "hello"})],
+        ),
+        ScriptedReply(text="Written."),
+    )
+    path = f"/sessions/{session_id}/stream"
+    parked = asyncio.create_task(
+        read_frames(
+            api, path, USER, lambda f: f.type == "REQUIRE_USER_CONFIRM", params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "write a note")).status_code == 200
+    frames = await asyncio.wait_for(parked, 60)
+    ask = frames[-1].data
+    assert "REPLY_END" not in [f.type for f in frames]
+    assert ask["tool_calls"][0]["name"] == "Write"
+    assert ask["tool_calls"][0]["suggested_rules"]
+    await wait_for_status(api, session_id, "awaiting_permission")
+
+    wrong = {"type": "USER_CONFIRM_RESULT", "reply_id": "not-it", "confirm_results": []}
+    body = {"agent_id": agent_id, "session_id": session_id, "input": wrong}
+    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 409
+
+    confirm = {
+        "type": "USER_CONFIRM_RESULT",
+        "reply_id": ask["reply_id"],
+        "confirm_results": [{"confirmed": True, "tool_call": ask["tool_calls"][0]}],
+    }
+    resumed = asyncio.create_task(
+        read_frames(api, path, USER, is_reply_end, params={"after": frames[-1].id})
+    )
+    body = {"agent_id": agent_id, "session_id": session_id, "input": confirm}
+    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 200
+    rest = await asyncio.wait_for(resumed, 60)
+    assert [f.type for f in rest][:2] == ["USER_CONFIRM_RESULT", "REPLY_START"]
+    assert rest[1].data["reply_id"] == ask["reply_id"]
+    assert rest[-1].data["finished_reason"] == "completed"
+    result_text = "".join(f.data["delta"] for f in rest if f.type == "TOOL_RESULT_TEXT_DELTA")
+    assert "written successfully" in result_text
+    written = Path(result_text.split("The file ")[1].split(" has been")[0])
+    assert await asyncio.to_thread(written.read_text) == "hello"
+    await wait_for_status(api, session_id, "idle")
+    history = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
+    assert [m["role"] for m in history["messages"]] == ["user", "assistant"]
+    assert Msg.model_validate(history["messages"][1]) == fold([*frames, *rest[2:]])
+
+
+async def test_interrupting_a_parked_reply_closes_it(
+    api: httpx.AsyncClient, openai_server: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(
+        ScriptedReply(tool_calls=[("w2", "Write", {"file_path": "x.txt", "content": "x"})])
+    )
+    path = f"/sessions/{session_id}/stream"
+    parked = asyncio.create_task(
+        read_frames(
+            api, path, USER, lambda f: f.type == "REQUIRE_USER_CONFIRM", params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "write")).status_code == 200
+    frames = await asyncio.wait_for(parked, 60)
+    closed = asyncio.create_task(
+        read_frames(api, path, USER, is_reply_end, params={"after": frames[-1].id})
+    )
+    assert (await api.post(f"/sessions/{session_id}/interrupt", headers=USER)).status_code == 202
+    end = (await asyncio.wait_for(closed, 60))[-1].data
+    assert end["finished_reason"] == "interrupted"
+    await wait_for_status(api, session_id, "idle")
