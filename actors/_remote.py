@@ -17,6 +17,7 @@ from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest, SessionUnavailable
 from actors.keys import Keys
+from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
 from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
@@ -54,7 +55,7 @@ class SessionActor:
 
     def _get_runtime(self) -> SessionRuntime:
         if self._runtime is None:
-            self._redis = Redis.from_url(self._settings.redis_url, health_check_interval=10)
+            self._redis = connect(self._settings.redis_url)
             bus = RedisMessageBus(
                 self._redis,
                 self._keys,
@@ -229,7 +230,7 @@ class SchedulerActor:
     def __init__(self, settings: dict[str, Any], misfire_grace: float) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
         keys = ScheduleKeys(self._settings.key_prefix)
-        redis = Redis.from_url(self._settings.redis_url, health_check_interval=10)
+        redis = connect(self._settings.redis_url)
         bus = RedisMessageBus(
             redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
         )

@@ -40,6 +40,7 @@ from actors.records import (
     SessionRecord,
     SessionStatus,
 )
+from actors.redis_connect import connect
 from actors.schedule_service import ScheduleService
 from actors.settings import RuntimeSettings
 from actors.status import parked_status
@@ -74,7 +75,7 @@ class RuntimeClient:
 
     def __init__(self, settings: RuntimeSettings, dispatcher: SessionDispatcher) -> None:
         self.settings = settings
-        self.redis: Redis = Redis.from_url(settings.redis_url, health_check_interval=10)
+        self.redis: Redis = connect(settings.redis_url)
         keys = Keys(settings.key_prefix)
         self.storage = RedisStorage(self.redis, keys, settings.secret_key)
         self.bus = RedisMessageBus(

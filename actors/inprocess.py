@@ -7,6 +7,7 @@ from redis.asyncio import Redis
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.keys import Keys
+from actors.redis_connect import connect
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
@@ -26,7 +27,7 @@ class InProcessDispatcher:
         """Return (creating it if needed) the runtime of a session."""
         if session_id not in self._runtimes:
             if self._redis is None:
-                self._redis = Redis.from_url(self._settings.redis_url)
+                self._redis = connect(self._settings.redis_url)
             keys = Keys(self._settings.key_prefix)
             bus = RedisMessageBus(
                 self._redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen

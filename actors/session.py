@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 
+from actors.announcements import AnnounceChangesMiddleware
 from actors.dispatch import Mailbox
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
@@ -27,7 +28,7 @@ from actors.records import AgentRecord, ChatModelConfig, SessionRecord
 from actors.recovery import close_interrupted_reply
 from actors.storage import RedisStorage
 from actors.team import SubAgentTemplate, TeamStore, template_registry
-from actors.team_tools import TeamContext, TeamEventsMiddleware, team_tools
+from actors.team_tools import TeamContext, team_tools
 from actors.toolbox import session_toolkit
 from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
@@ -234,7 +235,7 @@ class SessionRuntime:
             toolkit=toolkit,
             state=state,
             offloader=kit.workspace,
-            middlewares=[TeamEventsMiddleware()],
+            middlewares=[AnnounceChangesMiddleware()],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
             hint_source=hints,

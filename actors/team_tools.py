@@ -18,9 +18,7 @@ from actors.lifecycle import destroy_session
 from actors.records import SessionRecord, TeamMembership, TeamRole
 from actors.storage import RedisStorage
 from actors.team import SubAgentTemplate, TeamMember, TeamRecord, TeamStore
-from agent_core.event import AgentEvent, CustomEvent
-from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
-from agent_core.middleware import EventHandler, MiddlewareBase
+from agent_core.message import TextBlock, ToolResultState
 from agent_core.permission import (
     PermissionBehavior,
     PermissionContext,
@@ -303,17 +301,3 @@ def team_tools(ctx: TeamContext, membership: TeamMembership | None) -> list[Tool
     if membership is not None and membership.role is TeamRole.WORKER:
         return [TeamSay(ctx)]
     return [TeamCreate(ctx), AgentCreate(ctx), TeamSay(ctx), TeamDelete(ctx)]
-
-
-class TeamEventsMiddleware(MiddlewareBase):
-    """Announces team changes on the session's stream (`CUSTOM team_updated`)."""
-
-    async def on_acting(
-        self, agent: Any, input_kwargs: dict[str, Any], next_handler: EventHandler
-    ) -> AsyncIterator[AgentEvent]:
-        """Pass the call's events through, then announce a team change it made."""
-        async for event in next_handler():
-            yield event
-        call: ToolCallBlock = input_kwargs["tool_call"]
-        if call.name in TEAM_CHANGING_TOOLS:
-            yield CustomEvent(name="team_updated", value={})

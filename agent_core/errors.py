@@ -8,6 +8,7 @@ escape a reply; what does escape is one of these::
     │   ├── ModelHTTPError           the provider answered with an HTTP error status
     │   ├── ModelConnectionError     the provider could not be reached / the stream broke
     │   └── ModelResponseError       the provider's answer could not be understood
+    │       └── StructuredOutputError  no valid structured output, even after repairs
     ├── ToolError                    a tool is misconfigured or misused by the caller
     ├── MCPError                     an MCP client is misconfigured or its server is unreachable
     └── CredentialError              a credential is unknown or invalid
@@ -48,6 +49,24 @@ class ModelConnectionError(ModelError):
 
 class ModelResponseError(ModelError):
     """The provider's answer was malformed (bad JSON, unknown chunk shape, ...)."""
+
+
+class StructuredOutputError(ModelResponseError):
+    """The model's structured output did not validate against the schema.
+
+    Attributes:
+        attempts: Model answers that failed (1 when a single answer was validated).
+        raw: The last tool input the model produced, when it produced one.
+    """
+
+    def __init__(self, message: str, attempts: int = 1, raw: str | None = None) -> None:
+        super().__init__(message, attempts, raw)
+        self.message = message
+        self.attempts = attempts
+        self.raw = raw
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class ToolError(AgentCoreError):

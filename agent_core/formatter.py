@@ -5,10 +5,14 @@ their results, hints injected between steps, more calls, final text. Chat Comple
 as alternating messages, so `OpenAIChatFormatter` splits a reply, in order, into::
 
     assistant(text + tool_calls) -> tool(result) ... -> user(hint) -> assistant(...) -> ...
+
+`OpenAIMultiAgentFormatter` formats the same way, then folds what the speakers said (user
+messages, assistant text outside tool calls) into `<history>` user messages naming each speaker.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 from agent_core.message import (
@@ -150,7 +154,19 @@ def _hint_blocks(hint: HintBlock) -> list[Any]:
     return [TextBlock(text=hint.hint)] if isinstance(hint.hint, str) else list(hint.hint)
 
 
-class OpenAIChatFormatter:
+class FormatterBase(ABC):
+    """Turns a conversation of `Msg`s into the message list a provider's API expects."""
+
+    @abstractmethod
+    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+        """Return `msgs` as the provider's JSON-ready message dicts.
+
+        Args:
+            msgs: The conversation, system prompt first.
+        """
+
+
+class OpenAIChatFormatter(FormatterBase):
     """Formats a conversation as the `messages` of an OpenAI Chat Completions request.
 
     Thinking blocks are dropped (providers do not accept them back). Images become `image_url`
@@ -166,45 +182,117 @@ class OpenAIChatFormatter:
         Returns:
             JSON-ready message dicts.
         """
+        return [message for msg in msgs for message in _format_msg(msg)]
+
+
+class OpenAIMultiAgentFormatter(FormatterBase):
+    """Formats a conversation among several named speakers for OpenAI Chat Completions.
+
+    Runs of consecutive conversation messages (user messages, and assistant text outside tool
+    calls, from any agent) are folded into one user message that names each speaker::
+
+        <history>
+        alice: What time is it?
+        bob: Let me check.
+        </history>
+
+    Tool call / result sequences keep their native shape (assistant `tool_calls`, `tool`
+    messages), and so do system messages and hints; each of them ends the current run.
+    Otherwise the blocks are formatted as `OpenAIChatFormatter` formats them.
+    """
+
+    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+        """Return `msgs` as Chat Completions messages, speakers' turns folded into histories.
+
+        Args:
+            msgs: The conversation, system prompt first.
+
+        Returns:
+            JSON-ready message dicts.
+        """
         out: list[dict[str, Any]] = []
+        run: list[tuple[str, str | list[dict[str, Any]]]] = []
         for msg in msgs:
-            if msg.role == "system":
-                text = "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
-                out.append({"role": "system", "content": text})
-            elif msg.role == "user":
-                blocks = [b for b in msg.content if isinstance(b, TextBlock | DataBlock)]
-                if blocks:
-                    out.append({"role": "user", "content": _parts(blocks)})
-            else:
-                out.extend(self._assistant(msg))
+            for message in _format_msg(msg):
+                if _is_turn(msg, message):
+                    run.append((msg.name, message["content"]))
+                    continue
+                if run:
+                    out.append(_history(run))
+                    run = []
+                out.append(message)
+        if run:
+            out.append(_history(run))
         return out
 
-    def _assistant(self, msg: Msg) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        step = _Step()
 
-        def next_step() -> _Step:
-            out.extend(step.emit())
-            return _Step()
+def _is_turn(msg: Msg, message: dict[str, Any]) -> bool:
+    """Whether `message`, formatted from `msg`, is something its sender said."""
+    if message["role"] == "assistant":
+        return "tool_calls" not in message
+    # User-role messages formatted from an assistant Msg are hints or tool images, not speech.
+    return message["role"] == "user" and msg.role == "user"
 
-        for block in msg.content:
-            if isinstance(block, TextBlock | DataBlock | ToolCallBlock) and step.results:
-                # Output after tool results belongs to the next reasoning step.
+
+def _history(run: list[tuple[str, str | list[dict[str, Any]]]]) -> dict[str, Any]:
+    """One user message holding the (speaker, content) `run`, each turn led by its speaker."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "<history>"}]
+    for name, content in run:
+        pieces = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if pieces[0]["type"] == "text":
+            pieces = [{"type": "text", "text": f"{name}: {pieces[0]['text']}"}, *pieces[1:]]
+        else:
+            pieces = [{"type": "text", "text": f"{name}:"}, *pieces]
+        parts.extend(pieces)
+    parts.append({"type": "text", "text": "</history>"})
+    merged: list[dict[str, Any]] = []
+    for part in parts:
+        if part["type"] == "text" and merged and merged[-1]["type"] == "text":
+            merged[-1] = {"type": "text", "text": f"{merged[-1]['text']}\n{part['text']}"}
+        else:
+            merged.append(part)
+    if len(merged) == 1:
+        return {"role": "user", "content": merged[0]["text"]}
+    return {"role": "user", "content": merged}
+
+
+def _format_msg(msg: Msg) -> list[dict[str, Any]]:
+    """Return one `Msg` as Chat Completions messages (an assistant reply may give several)."""
+    if msg.role == "system":
+        text = "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
+        return [{"role": "system", "content": text}]
+    if msg.role == "user":
+        blocks = [b for b in msg.content if isinstance(b, TextBlock | DataBlock)]
+        return [{"role": "user", "content": _parts(blocks)}] if blocks else []
+    return _assistant(msg)
+
+
+def _assistant(msg: Msg) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    step = _Step()
+
+    def next_step() -> _Step:
+        out.extend(step.emit())
+        return _Step()
+
+    for block in msg.content:
+        if isinstance(block, TextBlock | DataBlock | ToolCallBlock) and step.results:
+            # Output after tool results belongs to the next reasoning step.
+            step = next_step()
+        if isinstance(block, TextBlock):
+            step.texts.append(block.text)
+        elif isinstance(block, DataBlock):
+            step.texts.append(_placeholder(block))
+        elif isinstance(block, ToolCallBlock):
+            step.calls.append(block)
+        elif isinstance(block, ToolResultBlock):
+            step.results.append(block)
+        elif isinstance(block, HintBlock):
+            # A hint may not sit between tool calls and their results: defer it until the
+            # step's calls are all answered.
+            step.hints.append(block)
+            if step.all_answered():
                 step = next_step()
-            if isinstance(block, TextBlock):
-                step.texts.append(block.text)
-            elif isinstance(block, DataBlock):
-                step.texts.append(_placeholder(block))
-            elif isinstance(block, ToolCallBlock):
-                step.calls.append(block)
-            elif isinstance(block, ToolResultBlock):
-                step.results.append(block)
-            elif isinstance(block, HintBlock):
-                # A hint may not sit between tool calls and their results: defer it until the
-                # step's calls are all answered.
-                step.hints.append(block)
-                if step.all_answered():
-                    step = next_step()
-        if not step.is_empty():
-            out.extend(step.emit())
-        return out
+    if not step.is_empty():
+        out.extend(step.emit())
+    return out

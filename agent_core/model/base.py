@@ -6,11 +6,14 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock, Usage
+
+if TYPE_CHECKING:
+    from agent_core.model._structured import StructuredModel, StructuredResponse
 from agent_core.model.card import ModelCard, load_model_cards
 
 
@@ -167,6 +170,27 @@ class ChatModelBase(ABC):
         async for chunk in self.stream(messages, tools, tool_choice):
             response.add(chunk)
         return response
+
+    async def generate_structured_output(
+        self,
+        messages: list[Msg],
+        structured_model: StructuredModel,
+        *,
+        max_repairs: int = 1,
+    ) -> StructuredResponse:
+        """Answer `messages` with output validated against `structured_model`.
+
+        The model is forced to call a tool whose input schema is the pydantic model's (or the
+        given JSON schema); invalid output gets a repair round telling the model what was wrong.
+
+        Raises:
+            StructuredOutputError: the output is still invalid after `max_repairs` repairs.
+        """
+        from agent_core.model._structured import generate_structured_output
+
+        return await generate_structured_output(
+            self, messages, structured_model, max_repairs=max_repairs
+        )
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release network resources held by the model (no-op by default)."""

@@ -1,39 +1,155 @@
-"""Tool groups, and `reset_tools`: the meta tool the agent uses to switch groups on and off."""
+"""Tool groups and what they bundle (tools, MCP servers, skills), and the `reset_tools` meta tool.
+
+`ServerEntry` and `SkillEntry` are how a toolkit tracks the MCP servers and skill sources it
+brings in asynchronously (`Toolkit.prepare`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.errors import ToolError
 from agent_core.message import TextBlock, ToolResultState
 from agent_core.permission.types import PermissionBehavior, PermissionContext, PermissionDecision
+from agent_core.skill.loader import LocalSkillLoader, SkillLoaderBase
+from agent_core.skill.skill import Skill
 from agent_core.state import AgentState
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.function import STATE_ARG
+
+if TYPE_CHECKING:
+    # Type-only: agent_core.mcp imports the tool package, which imports this module.
+    from agent_core.mcp.client import MCPClient
 
 BASIC_GROUP = "basic"
 RESET_TOOLS = "reset_tools"
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
+SkillSource = Skill | str | os.PathLike[str] | SkillLoaderBase
+"""Where skills come from: a skill, a skill directory (read by `LocalSkillLoader`), or a loader."""
+
+
+def skill_loader(source: SkillSource) -> Skill | SkillLoaderBase:
+    """Return `source` ready to load: a directory path becomes a `LocalSkillLoader`.
+
+    Raises:
+        ToolError: When `source` is none of a `Skill`, a path or a `SkillLoaderBase`.
+    """
+    if isinstance(source, Skill | SkillLoaderBase):
+        return source
+    if isinstance(source, str | os.PathLike):
+        return LocalSkillLoader(os.fspath(source))
+    raise ToolError(
+        f"cannot use {type(source).__name__!r} as a skill source: pass a Skill, a directory "
+        "path or a SkillLoaderBase"
+    )
+
+
+@dataclass
+class ServerEntry:
+    """An MCP server of a toolkit: its group, and what preparing it produced.
+
+    Attributes:
+        client: The server's client.
+        group: The tool group its tools join.
+        prepared: Whether its tools were listed (or its failure recorded).
+        connected_here: Whether the toolkit connected the client (and so must close it).
+        tool_names: The names of the tools registered for it.
+    """
+
+    client: MCPClient
+    group: str
+    prepared: bool = False
+    connected_here: bool = False
+    tool_names: list[str] = field(default_factory=list)
+
+    async def open(self) -> list[ToolBase] | Exception:
+        """Connect the client if it is stateful and not connected, and list its tools.
+
+        Returns:
+            The tools, or the exception that stopped the connection or the listing.
+        """
+        try:
+            if self.client.is_stateful and not self.client.is_connected:
+                await self.client.connect()
+                self.connected_here = True
+            return list(await self.client.list_tools())
+        # Whatever a server does wrong, the toolkit must stay usable without its tools.
+        except Exception as exc:
+            return exc
+
+    async def release(self) -> None:
+        """Close the client if the toolkit connected it."""
+        if self.connected_here:
+            self.connected_here = False
+            await self.client.close()
+
+
+@dataclass
+class SkillEntry:
+    """A skill source of a toolkit: its group, and whether it was loaded.
+
+    Attributes:
+        source: A skill, or the loader reading the skills.
+        group: The tool group its skills belong to.
+        loaded: Whether its skills were loaded (or its failure recorded).
+    """
+
+    source: Skill | SkillLoaderBase
+    group: str
+    loaded: bool = False
+
+    @property
+    def label(self) -> str:
+        """How the source is named in `Toolkit.skill_errors`: its directory, path or repr."""
+        if isinstance(self.source, Skill):
+            return self.source.path
+        if isinstance(self.source, LocalSkillLoader):
+            return str(self.source.directory)
+        return repr(self.source)
+
+    async def load(self) -> list[Skill] | Exception:
+        """Read the source's skills (a loader runs in a thread: it reads files).
+
+        Returns:
+            The skills, or the exception the loader raised.
+        """
+        if isinstance(self.source, Skill):
+            return [self.source]
+        try:
+            return await asyncio.to_thread(self.source.load)
+        # A broken skill source must not break the agent: its skills are left out and recorded.
+        except Exception as exc:
+            return exc
+
 
 @dataclass
 class ToolGroup:
-    """A named bundle of tools the agent activates or deactivates as a unit.
+    """A named bundle of tools, MCP servers and skills the agent activates as a unit.
+
+    The tools of the group's MCP servers join the group, and its skills are listed in the
+    system prompt only while the group is active (both once the toolkit is prepared).
 
     Attributes:
         name: The group's name; it becomes a boolean argument of `reset_tools`.
         description: What the group is for, shown to the model in `reset_tools`' schema.
         tools: The group's tools (plain callables are wrapped in `FunctionTool`).
         instructions: How to use the group, returned to the model when it is activated.
+        mcps: MCP servers whose tools belong to the group.
+        skills_or_loaders: The group's skills: `Skill`s, skill directories or loaders.
     """
 
     name: str
     description: str
     tools: list[ToolBase | Callable[..., Any]] = field(default_factory=list)
     instructions: str | None = None
+    mcps: list[MCPClient] = field(default_factory=list)
+    skills_or_loaders: list[SkillSource] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """Check the name.

@@ -1,24 +1,44 @@
-"""Toolkit: the registry of an agent's tools, and the one place tool calls are dispatched."""
+"""Toolkit: the registry of an agent's tools, MCP servers and skills; it dispatches tool calls."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
+import logging
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.errors import ToolError
 from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.model.base import ToolSchema
+from agent_core.skill.skill import Skill, skills_prompt_fragment
 from agent_core.state import AgentState
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.function import STATE_ARG, FunctionTool
-from agent_core.tool.group import BASIC_GROUP, RESET_TOOLS, ResetTools, ToolGroup
+from agent_core.tool.group import (
+    BASIC_GROUP,
+    RESET_TOOLS,
+    ResetTools,
+    ServerEntry,
+    SkillEntry,
+    SkillSource,
+    ToolGroup,
+    skill_loader,
+)
+
+if TYPE_CHECKING:
+    # Type-only: agent_core.mcp imports the tool package, which imports this module.
+    from agent_core.mcp.client import MCPClient
+
+logger = logging.getLogger(__name__)
 
 # What every provider accepts in a function name.
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+# The name of the `Skill` viewer tool (agent_core.skill.SkillViewer).
+_VIEWER = "Skill"
 
 
 def _error(text: str) -> ToolChunk:
@@ -32,18 +52,33 @@ def _final(chunk: ToolChunk) -> ToolChunk:
     return chunk.model_copy(update={"is_last": True, "state": state})
 
 
+def _failure(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
 class Toolkit:
     """The tools an agent can call: their schemas for the model, and dispatch of its calls.
 
-    Top-level tools form the always-active "basic" group. Extra `ToolGroup`s start inactive;
-    as soon as one exists the `reset_tools` meta tool is registered, through which the model
-    picks the active groups. Tools of inactive groups are hidden from `schemas` and refused
-    by `call`. Which groups are active lives in the agent state
+    Top-level tools, MCP servers and skills form the always-active "basic" group. Extra
+    `ToolGroup`s start inactive; as soon as one exists the `reset_tools` meta tool is
+    registered, through which the model picks the active groups. Tools of inactive groups are
+    hidden from `schemas` and refused by `call`, and their skills are left out of
+    `skills_prompt`. Which groups are active lives in the agent state
     (`tool_context.activated_groups`); without a state the toolkit uses a private one.
+
+    MCP tools and skills arrive with `prepare()`: it connects the stateful MCP clients not
+    connected yet, registers their tools as `mcp__{server}__{tool}`, loads the skills and
+    registers the `Skill` viewer. A server or skill source that fails is recorded in
+    `mcp_errors` / `skill_errors` and left out. `aclose()` (or leaving `async with`) closes
+    the clients `prepare()` connected.
 
     Tools keep their registration order. Every stream returned by `call` ends with exactly one
     chunk that has `is_last=True` and a final state, whatever the tool did: errors the model
     should see (unknown tool, bad arguments, a failing tool) arrive as that final ERROR chunk.
+
+    Attributes:
+        mcp_errors: Why an MCP server's tools are missing, by server name.
+        skill_errors: Why skills are missing, by source (directory, skill path or loader).
     """
 
     def __init__(
@@ -51,23 +86,36 @@ class Toolkit:
         tools: Sequence[ToolBase | Callable[..., Any]] | None = None,
         *,
         tool_groups: Sequence[ToolGroup] | None = None,
+        mcps: Sequence[MCPClient] | None = None,
+        skills_or_loaders: Sequence[SkillSource] | None = None,
     ) -> None:
-        """Create a toolkit holding `tools` (the basic group) and `tool_groups`.
+        """Create a toolkit; the MCP tools and skills are added by `prepare()`.
 
         Args:
             tools: Always-active tools; plain callables are wrapped in `FunctionTool`.
             tool_groups: Groups the model can activate with `reset_tools`.
+            mcps: MCP servers whose tools are always active.
+            skills_or_loaders: Always-listed skills: `Skill`s, skill directories (read with
+                `LocalSkillLoader`) or `SkillLoaderBase`s.
 
         Raises:
-            ToolError: When two tools or two groups share a name, or a tool is invalid.
+            ToolError: When two tools, groups or MCP servers share a name, a tool is invalid,
+                or a skill source is of the wrong type.
         """
         self._tools: dict[str, ToolBase] = {}
         self._group_of: dict[str, str] = {}
         self._groups: dict[str, ToolGroup] = {}
         self._reset: ResetTools | None = None
         self._own_state = AgentState()
+        self._servers: dict[str, ServerEntry] = {}
+        self._sources: list[SkillEntry] = []
+        self._skills: dict[str, tuple[Skill, str]] = {}
+        self._lock = asyncio.Lock()
+        self.mcp_errors: dict[str, str] = {}
+        self.skill_errors: dict[str, str] = {}
         for tool in tools or ():
             self.register(tool)
+        self._add_sources(BASIC_GROUP, mcps or (), skills_or_loaders or ())
         for group in tool_groups or ():
             self.add_group(group)
 
@@ -102,6 +150,7 @@ class Toolkit:
             raise ToolError(f"a tool group named {group.name!r} already exists")
         taken: set[str] = set()
         tools = [self._check(tool, taken) for tool in group.tools]
+        self._add_sources(group.name, group.mcps, group.skills_or_loaders)
         self._groups[group.name] = group
         for tool in tools:
             self._add(tool, group.name)
@@ -110,6 +159,127 @@ class Toolkit:
             self._add(self._reset, BASIC_GROUP)
         else:
             self._reset.refresh()
+
+    def _add_sources(
+        self, group: str, mcps: Sequence[MCPClient], sources: Sequence[SkillSource]
+    ) -> None:
+        """Record a group's MCP servers and skill sources for `prepare` (all or nothing).
+
+        Raises:
+            ToolError: When a server name is taken or a skill source is of the wrong type.
+        """
+        loaders = [skill_loader(source) for source in sources]
+        names = [client.name for client in mcps]
+        for name in names:
+            if name in self._servers or names.count(name) > 1:
+                raise ToolError(f"an MCP server named {name!r} is already registered")
+        self._servers.update({c.name: ServerEntry(c, group) for c in mcps})
+        self._sources += [SkillEntry(loader, group) for loader in loaders]
+
+    async def prepare(self) -> None:
+        """Add the MCP tools and skills not added yet; a no-op once everything is added.
+
+        Stateful clients that are not connected are connected (and closed by `aclose`).
+        Servers and skill sources are handled concurrently; one that fails is recorded in
+        `mcp_errors` / `skill_errors` and is not retried until `aclose()`.
+        """
+        async with self._lock:
+            servers = [server for server in self._servers.values() if not server.prepared]
+            sources = [source for source in self._sources if not source.loaded]
+            if not servers and not sources:
+                return
+            async with asyncio.TaskGroup() as group:
+                listings = [group.create_task(server.open()) for server in servers]
+                loads = [group.create_task(source.load()) for source in sources]
+            for server, listing in zip(servers, listings, strict=True):
+                await self._register_server(server, listing.result())
+            for source, load in zip(sources, loads, strict=True):
+                self._register_skills(source, load.result())
+
+    async def _register_server(
+        self, server: ServerEntry, listing: list[ToolBase] | Exception
+    ) -> None:
+        server.prepared = True
+        if not isinstance(listing, Exception):
+            try:
+                tools = [self._check(tool, set()) for tool in listing]
+            except ToolError as exc:
+                listing = exc
+            else:
+                for tool in tools:
+                    self._add(tool, server.group)
+                server.tool_names = [tool.name for tool in tools]
+                return
+        name = server.client.name
+        self.mcp_errors[name] = _failure(listing)
+        logger.warning("MCP server %r left out: %s", name, self.mcp_errors[name])
+        await server.release()
+
+    def _register_skills(self, source: SkillEntry, loaded: list[Skill] | Exception) -> None:
+        source.loaded = True
+        skills: list[Skill] = [] if isinstance(loaded, Exception) else loaded
+        problems = [_failure(loaded)] if isinstance(loaded, Exception) else []
+        for skill in skills:
+            if skill.name in self._skills:
+                other = self._skills[skill.name][0].path
+                problems.append(f"skill {skill.name!r} is already provided by {other}")
+            else:
+                self._skills[skill.name] = (skill, source.group)
+        if problems:
+            self.skill_errors[source.label] = "; ".join(problems)
+            logger.warning("skills of %s left out: %s", source.label, "; ".join(problems))
+        self._refresh_viewer()
+
+    def _refresh_viewer(self) -> None:
+        # A local import: agent_core.skill.viewer imports the tool package, which imports this.
+        from agent_core.skill.viewer import SkillViewer
+
+        if not self._skills:
+            return
+        current = self._tools.get(_VIEWER)
+        if current is not None and not isinstance(current, SkillViewer):
+            self.skill_errors[_VIEWER] = f"a tool named {_VIEWER!r} is already registered"
+            return
+        self._add(SkillViewer(self.skills), BASIC_GROUP)
+
+    async def aclose(self) -> None:
+        """Close the MCP clients `prepare()` connected and remove every server's tools.
+
+        A later `prepare()` adds the servers again (skills stay loaded).
+        """
+        async with self._lock:
+            for server in self._servers.values():
+                for name in server.tool_names:
+                    del self._tools[name], self._group_of[name]
+                server.tool_names, server.prepared = [], False
+                self.mcp_errors.pop(server.client.name, None)
+            async with asyncio.TaskGroup() as group:
+                for server in self._servers.values():
+                    group.create_task(server.release())
+
+    async def __aenter__(self) -> Toolkit:
+        await self.prepare()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Every loaded skill, active group or not, in loading order."""
+        return [skill for skill, _ in self._skills.values()]
+
+    def skills_prompt(self, agent_state: AgentState | None = None) -> str:
+        """The system-prompt section listing the skills of the basic and active groups.
+
+        Args:
+            agent_state: The state holding the activation; None means the toolkit's own.
+
+        Returns:
+            The section, or an empty string when no skill is listed.
+        """
+        exposed = {BASIC_GROUP, *self.active_groups(agent_state)}
+        return skills_prompt_fragment([s for s, group in self._skills.values() if group in exposed])
 
     def _check(self, tool: ToolBase | Callable[..., Any], taken: set[str]) -> ToolBase:
         """Wrap `tool` if needed and check its name is valid and free (also of `taken`)."""

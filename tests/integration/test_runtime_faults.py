@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from collections.abc import AsyncIterator, Iterator
@@ -23,7 +24,7 @@ from tests.support.api import (
     wait_for_status,
 )
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.sse import is_reply_end, read_frames
+from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
@@ -37,7 +38,9 @@ def own_redis() -> Iterator[EmbeddedRedis]:
 
 @pytest.fixture(scope="module")
 def service(ray_local: None, own_redis: EmbeddedRedis) -> Iterator[LiveService]:
-    yield deploy_service(own_redis.url, sweep_interval=0.5, idle_ttl=2.0)
+    yield deploy_service(
+        own_redis.url, sweep_interval=0.5, idle_ttl=2.0, max_live_sessions=3, tool_timeout=1.0
+    )
     serve.shutdown()
 
 
@@ -235,3 +238,63 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
         await asyncio.sleep(0.5)
     assert (await api.get("/health")).json()["status"] == "ok"
     assert history[-1]["role"] == "assistant"
+
+
+def actor_gone(session_id: str) -> bool:
+    try:
+        ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
+    except ValueError:
+        return True
+    return False
+
+
+async def test_live_actor_cap_hibernates_the_least_recently_used(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    sessions = [await make_session(api, model.base_url) for _ in range(4)]
+    for agent_id, session_id in sessions:
+        model.push(ScriptedReply(text="hi"))
+        await chat_and_collect(api, agent_id, session_id, "hello")
+    oldest = sessions[0][1]
+    for _ in range(100):
+        if actor_gone(oldest):
+            break
+        await asyncio.sleep(0.1)
+    assert actor_gone(oldest)
+    assert not actor_gone(sessions[-1][1])
+    # The hibernated session comes back on its next delivery, conversation intact.
+    model.push(ScriptedReply(text="back"))
+    (frames,) = await chat_and_collect(api, sessions[0][0], oldest, "again")
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert len(await messages(api, oldest)) == 4
+
+
+async def test_slow_tool_finishes_in_the_background_and_wakes_the_session(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    patch = await api.patch(
+        f"/sessions/{session_id}", json={"permission_mode": "bypass"}, headers=USER
+    )
+    assert patch.status_code == 200
+    model.push(
+        ScriptedReply(tool_calls=[("bg1", "Bash", {"command": "sleep 3; echo slept"})]),
+        ScriptedReply(text="It runs in the background."),
+        ScriptedReply(text="The command finished."),
+    )
+    path = f"/sessions/{session_id}/stream"
+    stream = asyncio.create_task(
+        read_frames(
+            api, path, USER, reply_end_after_text("The command finished."), params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "run it")).status_code == 200
+    frames = await asyncio.wait_for(stream, 60)
+    first_end = next(i for i, f in enumerate(frames) if f.type == "REPLY_END")
+    placeholder = "".join(
+        f.data["delta"] for f in frames[:first_end] if f.type == "TOOL_RESULT_TEXT_DELTA"
+    )
+    assert "running in background" in placeholder
+    hint = next(f.data for f in frames[first_end:] if f.type == "HINT_BLOCK")
+    assert "slept" in hint["hint"]
+    assert json.loads(hint["source"])["label"] == "tool_output"
