@@ -203,6 +203,7 @@ class Agent:
     async def _run(
         self, reply: ReplyBuilder, resume: ResumeEvent | None
     ) -> AsyncIterator[AgentEvent]:
+        await self.toolkit.prepare()  # connects MCP servers and loads skills, once
         if resume is not None:
             rejected = False
             engine = PermissionEngine(self.state.permission_context)
@@ -255,8 +256,13 @@ class Agent:
     def _tools(self) -> list[ToolSchema]:
         return self.toolkit.schemas(self.state)
 
+    def _base_prompt(self) -> str:
+        """The base system prompt plus the skills the active tool groups offer."""
+        skills = self.toolkit.skills_prompt(self.state)
+        return f"{self.system_prompt}\n\n{skills}" if skills else self.system_prompt
+
     async def _prompt(self) -> list[Msg]:
-        system = SystemMsg("system", await self._chain.system_prompt(self.system_prompt))
+        system = SystemMsg("system", await self._chain.system_prompt(self._base_prompt()))
         summary = [UserMsg("user", self.state.summary)] if self.state.summary else []
         return [system, *summary, *self.state.context]
 
@@ -291,7 +297,7 @@ class Agent:
     async def _compress(self, context_config: ContextConfig | None = None) -> None:
         await compress_context(
             self.model,
-            await self._chain.system_prompt(self.system_prompt),
+            await self._chain.system_prompt(self._base_prompt()),
             self.state,
             self._tools(),
             context_config or self.context_config,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,11 @@ def skill_loader(source: SkillSource) -> Skill | SkillLoaderBase:
     )
 
 
+def failure(exc: Exception) -> str:
+    """The message recorded for a failed MCP server or skill source."""
+    return str(exc) or type(exc).__name__
+
+
 @dataclass
 class ServerEntry:
     """An MCP server of a toolkit: its group, and what preparing it produced.
@@ -68,11 +73,11 @@ class ServerEntry:
     connected_here: bool = False
     tool_names: list[str] = field(default_factory=list)
 
-    async def open(self) -> list[ToolBase] | Exception:
+    async def open(self) -> list[ToolBase] | str:
         """Connect the client if it is stateful and not connected, and list its tools.
 
         Returns:
-            The tools, or the exception that stopped the connection or the listing.
+            The tools, or why the connection or the listing failed.
         """
         try:
             if self.client.is_stateful and not self.client.is_connected:
@@ -81,7 +86,7 @@ class ServerEntry:
             return list(await self.client.list_tools())
         # Whatever a server does wrong, the toolkit must stay usable without its tools.
         except Exception as exc:
-            return exc
+            return failure(exc)
 
     async def release(self) -> None:
         """Close the client if the toolkit connected it."""
@@ -113,11 +118,11 @@ class SkillEntry:
             return str(self.source.directory)
         return repr(self.source)
 
-    async def load(self) -> list[Skill] | Exception:
+    async def load(self) -> list[Skill] | str:
         """Read the source's skills (a loader runs in a thread: it reads files).
 
         Returns:
-            The skills, or the exception the loader raised.
+            The skills, or why the loader failed.
         """
         if isinstance(self.source, Skill):
             return [self.source]
@@ -125,7 +130,7 @@ class SkillEntry:
             return await asyncio.to_thread(self.source.load)
         # A broken skill source must not break the agent: its skills are left out and recorded.
         except Exception as exc:
-            return exc
+            return failure(exc)
 
 
 @dataclass
@@ -146,10 +151,10 @@ class ToolGroup:
 
     name: str
     description: str
-    tools: list[ToolBase | Callable[..., Any]] = field(default_factory=list)
+    tools: Sequence[ToolBase | Callable[..., Any]] = field(default_factory=list)
     instructions: str | None = None
-    mcps: list[MCPClient] = field(default_factory=list)
-    skills_or_loaders: list[SkillSource] = field(default_factory=list)
+    mcps: Sequence[MCPClient] = field(default_factory=list)
+    skills_or_loaders: Sequence[SkillSource] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         """Check the name.

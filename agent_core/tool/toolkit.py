@@ -26,6 +26,7 @@ from agent_core.tool.group import (
     SkillEntry,
     SkillSource,
     ToolGroup,
+    failure,
     skill_loader,
 )
 
@@ -37,8 +38,6 @@ logger = logging.getLogger(__name__)
 
 # What every provider accepts in a function name.
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
-# The name of the `Skill` viewer tool (agent_core.skill.SkillViewer).
-_VIEWER = "Skill"
 
 
 def _error(text: str) -> ToolChunk:
@@ -50,10 +49,6 @@ def _final(chunk: ToolChunk) -> ToolChunk:
         return chunk
     state = ToolResultState.SUCCESS if chunk.state is ToolResultState.RUNNING else chunk.state
     return chunk.model_copy(update={"is_last": True, "state": state})
-
-
-def _failure(exc: Exception) -> str:
-    return str(exc) or type(exc).__name__
 
 
 class Toolkit:
@@ -110,6 +105,7 @@ class Toolkit:
         self._servers: dict[str, ServerEntry] = {}
         self._sources: list[SkillEntry] = []
         self._skills: dict[str, tuple[Skill, str]] = {}
+        self._viewer: ToolBase | None = None
         self._lock = asyncio.Lock()
         self.mcp_errors: dict[str, str] = {}
         self.skill_errors: dict[str, str] = {}
@@ -196,29 +192,25 @@ class Toolkit:
             for source, load in zip(sources, loads, strict=True):
                 self._register_skills(source, load.result())
 
-    async def _register_server(
-        self, server: ServerEntry, listing: list[ToolBase] | Exception
-    ) -> None:
+    async def _register_server(self, server: ServerEntry, listing: list[ToolBase] | str) -> None:
         server.prepared = True
-        if not isinstance(listing, Exception):
+        if not isinstance(listing, str):
             try:
                 tools = [self._check(tool, set()) for tool in listing]
             except ToolError as exc:
-                listing = exc
+                listing = failure(exc)
             else:
                 for tool in tools:
                     self._add(tool, server.group)
                 server.tool_names = [tool.name for tool in tools]
                 return
-        name = server.client.name
-        self.mcp_errors[name] = _failure(listing)
-        logger.warning("MCP server %r left out: %s", name, self.mcp_errors[name])
+        self.mcp_errors[server.client.name] = listing
+        logger.warning("MCP server %r left out: %s", server.client.name, listing)
         await server.release()
 
-    def _register_skills(self, source: SkillEntry, loaded: list[Skill] | Exception) -> None:
+    def _register_skills(self, source: SkillEntry, loaded: list[Skill] | str) -> None:
         source.loaded = True
-        skills: list[Skill] = [] if isinstance(loaded, Exception) else loaded
-        problems = [_failure(loaded)] if isinstance(loaded, Exception) else []
+        skills, problems = ([], [loaded]) if isinstance(loaded, str) else (loaded, [])
         for skill in skills:
             if skill.name in self._skills:
                 other = self._skills[skill.name][0].path
@@ -236,11 +228,11 @@ class Toolkit:
 
         if not self._skills:
             return
-        current = self._tools.get(_VIEWER)
-        if current is not None and not isinstance(current, SkillViewer):
-            self.skill_errors[_VIEWER] = f"a tool named {_VIEWER!r} is already registered"
+        if self._tools.get(SkillViewer.name, self._viewer) is not self._viewer:
+            self.skill_errors[SkillViewer.name] = "a tool named 'Skill' is already registered"
             return
-        self._add(SkillViewer(self.skills), BASIC_GROUP)
+        self._viewer = SkillViewer(self.skills)
+        self._add(self._viewer, BASIC_GROUP)
 
     async def aclose(self) -> None:
         """Close the MCP clients `prepare()` connected and remove every server's tools.

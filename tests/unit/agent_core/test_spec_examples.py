@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from agent_core.agent import Agent, ContextConfig
+from agent_core.credential import OpenAICredential
 from agent_core.errors import ModelConnectionError
 from agent_core.event import (
     AgentEvent,
@@ -48,7 +49,7 @@ from agent_core.message import (
     UserMsg,
 )
 from agent_core.middleware import MiddlewareBase
-from agent_core.model import ChatModelBase
+from agent_core.model import ChatModelBase, OpenAIChatModel
 from agent_core.permission import (
     AdditionalWorkingDirectory,
     PermissionBehavior,
@@ -232,7 +233,7 @@ async def test_user_confirmation(capsys: pytest.CaptureFixture[str]) -> None:
 
     confirm_results = []
     for tc in event.tool_calls:
-        confirm_results.append(
+        confirm_results.append(  # noqa: PERF401 (the spec's loop)
             ConfirmResult(
                 confirmed=True,  # or False to deny
                 tool_call=tc,  # pass back (optionally modified)
@@ -330,6 +331,28 @@ async def test_external_tool_execution(capsys: pytest.CaptureFixture[str]) -> No
     assert result.get_text_content() == "Dropped after approval."
     (tool_result,) = result.get_content_blocks("tool_result")
     assert tool_result.output_text() == "approved: drop table"
+
+
+# Model ----------------------------------------------------------------------------------------
+
+
+def test_retrieve_model_cards(capsys: pytest.CaptureFixture[str]) -> None:
+    # Port: OpenAI is our only provider (the spec uses DashScope and Anthropic).
+    # Via credential class
+    cards = OpenAICredential.list_models()
+
+    # Or directly on the model class
+    assert OpenAIChatModel.list_models() == cards
+
+    for card in cards:
+        print(f"{card.name}: context={card.context_size}, inputs={card.input_types}")
+
+    model_cls = OpenAICredential.get_chat_model_class()  # -> OpenAIChatModel
+    assert model_cls is OpenAIChatModel
+    assert model_cls.list_models() == cards
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(cards) > 0
+    assert any(line.startswith("gpt-4.1: context=") for line in printed)
 
 
 # Message & Event ------------------------------------------------------------------------------
@@ -764,7 +787,7 @@ class FullObservabilityMiddleware(MiddlewareBase):
             yield event
         print("[reasoning] end")
 
-    async def on_model_call(  # type: ignore[override]
+    async def on_model_call(
         self,
         agent: Agent,
         # {"messages": list[Msg], "tools": list[dict], "tool_choice": ToolChoice | None,
@@ -778,7 +801,7 @@ class FullObservabilityMiddleware(MiddlewareBase):
         print("[model_call] done")
         return result
 
-    async def on_compress_context(  # type: ignore[override]
+    async def on_compress_context(
         self,
         agent: Agent,
         # {"context_config": ContextConfig | None}
@@ -887,7 +910,7 @@ async def test_dynamic_system_prompt_middleware() -> None:
         system_prompt="You are a helpful assistant.",
         model=model,
         middlewares=[
-            DynamicContextMiddleware(
+            DynamicContextMiddleware(  # type: ignore[no-untyped-call]
                 # Port: an aware datetime (the house lint forbids naive ones).
                 lambda: f"Time: {datetime.now(UTC).isoformat()}"
             ),
@@ -920,7 +943,7 @@ async def test_model_fallback_middleware(capsys: pytest.CaptureFixture[str]) -> 
         name="assistant",
         system_prompt="You are a helpful assistant.",
         model=primary,
-        middlewares=[ModelFallbackMiddleware(fallback)],
+        middlewares=[ModelFallbackMiddleware(fallback)],  # type: ignore[no-untyped-call]
     )
     reply = await agent.reply(UserMsg(name="user", content="Hello"))
     assert reply.get_text_content() == "From the fallback."

@@ -17,7 +17,7 @@ from agent_core.permission import PermissionContext, PermissionMode
 from agent_core.skill import LocalSkillLoader, Skill
 from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
-from agent_core.tool import ToolChunk, ToolGroup, Toolkit
+from agent_core.tool import FunctionTool, ToolChunk, ToolGroup, Toolkit
 from tests.support.mcp_servers import demo_stdio_config
 
 REVIEW = "---\nname: review\ndescription: Review a pull request.\n---\n\n1. Read the diff.\n"
@@ -263,3 +263,17 @@ def test_no_skills_no_viewer_and_an_empty_prompt() -> None:
     assert toolkit.skills_prompt() == ""
     assert toolkit.skills == []
     assert names(toolkit) == ["answer_with_the_time"]
+
+
+async def test_a_tool_already_named_skill_keeps_its_name(tmp_path: Path) -> None:
+    def level(name: str) -> str:
+        """Describe a skill level."""
+        return f"{name}: expert"
+
+    skill_dir(tmp_path / "skills", "review", REVIEW)
+    toolkit = Toolkit([FunctionTool(level, "Skill")], skills_or_loaders=[tmp_path / "skills"])
+    await toolkit.prepare()
+    assert "already registered" in toolkit.skill_errors["Skill"]
+    assert text(await run(toolkit, "Skill", {"name": "go"})) == "go: expert"
+    # The skills are still listed; only the viewer is missing.
+    assert "review" in toolkit.skills_prompt()
