@@ -16,17 +16,12 @@ import time
 import httpx
 import psutil
 import ray
-from _harness import Stack, percentiles, service_stack
+from _harness import percentiles, service_stack
 
 from actors._remote import session_actor_name
+from tests.support.api import make_session
 
 USER = {"X-User-ID": "bench"}
-
-
-async def new_session(api: httpx.AsyncClient, stack: Stack, agent_id: str, cred_id: str) -> str:
-    model = {"type": "openai_credential", "credential_id": cred_id, "model": "m", "parameters": {}}
-    body = {"agent_id": agent_id, "chat_model_config": model}
-    return str((await api.post("/sessions/", json=body, headers=USER)).json()["session_id"])
 
 
 async def first_event_ms(api: httpx.AsyncClient, agent_id: str, session_id: str) -> float:
@@ -54,24 +49,14 @@ async def first_event_ms(api: httpx.AsyncClient, agent_id: str, session_id: str)
 async def run(count: int) -> None:
     with service_stack() as stack:
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=60) as api:
-            agent_id = (await api.post("/agent/", json={"name": "B"}, headers=USER)).json()[
-                "agent_id"
-            ]
-            cred = {
-                "type": "openai_credential",
-                "api_key": "k",
-                "base_url": stack.model_server.base_url,
-            }
-            cred_id = (await api.post("/credential/", json={"data": cred}, headers=USER)).json()[
-                "credential_id"
-            ]
-            warm = await new_session(api, stack, agent_id, cred_id)
-            await first_event_ms(api, agent_id, warm)  # warm up Serve and the code paths
-            sessions = [await new_session(api, stack, agent_id, cred_id) for _ in range(count)]
-            cold = [await first_event_ms(api, agent_id, sid) for sid in sessions]
-            hot = [await first_event_ms(api, agent_id, sid) for sid in sessions]
+            base = stack.model_server.base_url
+            warm = await make_session(api, base, USER)
+            await first_event_ms(api, *warm)  # warm up Serve and the code paths
+            sessions = [await make_session(api, base, USER) for _ in range(count)]
+            cold = [await first_event_ms(api, *session) for session in sessions]
+            hot = [await first_event_ms(api, *session) for session in sessions]
             rss = []
-            for sid in sessions:
+            for _, sid in sessions:
                 actor = ray.get_actor(session_actor_name(sid), namespace="troupe-bench")
                 rss.append(psutil.Process(ray.get(actor.pid.remote())).memory_info().rss / 2**20)
     print(f"cold activation -> first event ({count} sessions): {percentiles(cold)}")

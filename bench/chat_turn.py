@@ -16,6 +16,7 @@ import ray
 from _harness import percentiles, service_stack
 
 from actors._remote import session_actor_name
+from tests.support.api import make_session
 
 USER = {"X-User-ID": "bench"}
 
@@ -23,30 +24,7 @@ USER = {"X-User-ID": "bench"}
 async def run(turns: int) -> None:
     with service_stack() as stack:
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=60) as api:
-            agent_id = (await api.post("/agent/", json={"name": "Bench"}, headers=USER)).json()[
-                "agent_id"
-            ]
-            cred = {
-                "type": "openai_credential",
-                "api_key": "sk-bench",
-                "base_url": stack.model_server.base_url,
-            }
-            cred_id = (await api.post("/credential/", json={"data": cred}, headers=USER)).json()[
-                "credential_id"
-            ]
-            model = {
-                "type": "openai_credential",
-                "credential_id": cred_id,
-                "model": "m",
-                "parameters": {},
-            }
-            session_id = (
-                await api.post(
-                    "/sessions/",
-                    json={"agent_id": agent_id, "chat_model_config": model},
-                    headers=USER,
-                )
-            ).json()["session_id"]
+            agent_id, session_id = await make_session(api, stack.model_server.base_url, USER)
             body = {
                 "agent_id": agent_id,
                 "session_id": session_id,

@@ -16,13 +16,14 @@ import time
 
 import httpx
 from _harness import percentiles, service_stack
-from redis.asyncio import Redis
 
 from actors._remote import RayDispatcher
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.keys import Keys
+from actors.redis_connect import connect
 from actors.team_tools import team_message
+from tests.support.api import make_session
 
 USER = {"X-User-ID": "bench"}
 
@@ -30,36 +31,13 @@ USER = {"X-User-ID": "bench"}
 async def run(count: int) -> None:
     with service_stack() as stack:
         settings = stack.settings
-        redis = Redis.from_url(settings.redis_url)
+        redis = connect(settings.redis_url)
         bus = RedisMessageBus(
             redis, Keys(settings.key_prefix), settings.inbox_maxlen, settings.event_log_maxlen
         )
         mailbox = Mailbox(bus, RayDispatcher(settings))
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=60) as api:
-            agent_id = (await api.post("/agent/", json={"name": "W"}, headers=USER)).json()[
-                "agent_id"
-            ]
-            cred = {
-                "type": "openai_credential",
-                "api_key": "k",
-                "base_url": stack.model_server.base_url,
-            }
-            cred_id = (await api.post("/credential/", json={"data": cred}, headers=USER)).json()[
-                "credential_id"
-            ]
-            model = {
-                "type": "openai_credential",
-                "credential_id": cred_id,
-                "model": "m",
-                "parameters": {},
-            }
-            session_id = (
-                await api.post(
-                    "/sessions/",
-                    json={"agent_id": agent_id, "chat_model_config": model},
-                    headers=USER,
-                )
-            ).json()["session_id"]
+            _, session_id = await make_session(api, stack.model_server.base_url, USER)
             samples: list[float] = []
             async with api.stream("GET", f"/sessions/{session_id}/stream", headers=USER) as sse:
                 lines = sse.aiter_lines()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from agent_core.permission.types import (
     PermissionDecision,
     PermissionRule,
 )
-from agent_core.tool.builtin._base import Workspace
+from agent_core.state import AgentState, ReadCacheEntry
+from agent_core.tool.base import ToolChunk
+from agent_core.tool.builtin._base import P, Seen, StatefulTool, Workspace, remember
 
 
 class FileRules:
@@ -128,3 +131,40 @@ def write_text(path: Path, content: str) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode("utf-8"))
+
+
+class FileWriter(FileRules, StatefulTool[P]):
+    """A tool that changes one file: read-before-write checks, then `change` in a thread."""
+
+    writes = True
+
+    def __init__(
+        self,
+        cwd: str | Path,
+        *,
+        additional_dangerous_files: Sequence[str] = (),
+        additional_dangerous_directories: Sequence[str] = (),
+    ) -> None:
+        """Create the tool for the workspace at `cwd`.
+
+        Args:
+            cwd: The workspace directory.
+            additional_dangerous_files: File names (or path tails) whose changes always need
+                confirmation, on top of the permission system's defaults.
+            additional_dangerous_directories: Directory names likewise.
+        """
+        self.workspace = Workspace(cwd)
+        self.dangerous_files = list(additional_dangerous_files)
+        self.dangerous_directories = list(additional_dangerous_directories)
+
+    async def run(self, params: P, state: AgentState) -> AsyncIterator[ToolChunk]:
+        """Apply the change (in a worker thread), then refresh the read cache."""
+        entries = list(state.tool_context.read_file_cache)
+        chunk, seen = await asyncio.to_thread(self.change, params, entries)
+        if seen is not None:
+            remember(state, seen)
+        yield chunk
+
+    def change(self, params: P, entries: list[ReadCacheEntry]) -> tuple[ToolChunk, Seen | None]:
+        """Check the cache `entries` and change the file; blocking (runs in a thread)."""
+        raise NotImplementedError

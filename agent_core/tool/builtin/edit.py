@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
-
 from pydantic import Field
 
-from agent_core.state import AgentState, ReadCacheEntry
+from agent_core.state import ReadCacheEntry
 from agent_core.tool.base import ToolChunk
 from agent_core.tool.builtin._base import (
     Seen,
-    StatefulTool,
     ToolInput,
-    Workspace,
     done,
     input_schema,
     lookup,
     observe,
-    remember,
     stale_reason,
 )
-from agent_core.tool.builtin._files import FileRules, read_text, unified_diff, write_text
+from agent_core.tool.builtin._files import FileWriter, read_text, unified_diff, write_text
 
 
 class EditInput(ToolInput):
@@ -48,7 +41,7 @@ def _locate(content: str, old: str, new: str) -> tuple[str, str]:
     return old, new
 
 
-class Edit(FileRules, StatefulTool[EditInput]):
+class Edit(FileWriter[EditInput]):
     """Replace exact text in a file.
 
     The file must have been read with `Read` and not changed since. `old_string` must occur
@@ -69,38 +62,11 @@ class Edit(FileRules, StatefulTool[EditInput]):
     )
     input_model = EditInput
     input_schema = input_schema(EditInput)
-    writes = True
 
-    def __init__(
-        self,
-        cwd: str | Path,
-        *,
-        additional_dangerous_files: Sequence[str] = (),
-        additional_dangerous_directories: Sequence[str] = (),
-    ) -> None:
-        """Create the tool for the workspace at `cwd`.
-
-        Args:
-            cwd: The workspace directory.
-            additional_dangerous_files: File names (or path tails) whose changes always need
-                confirmation, on top of the permission system's defaults.
-            additional_dangerous_directories: Directory names likewise.
-        """
-        self.workspace = Workspace(cwd)
-        self.dangerous_files = list(additional_dangerous_files)
-        self.dangerous_directories = list(additional_dangerous_directories)
-
-    async def run(self, params: EditInput, state: AgentState) -> AsyncIterator[ToolChunk]:
-        """Check read-before-write, edit the file (in a worker thread), refresh the cache."""
-        entries = list(state.tool_context.read_file_cache)
-        chunk, seen = await asyncio.to_thread(self._edit, params, entries)
-        if seen is not None:
-            remember(state, seen)
-        yield chunk
-
-    def _edit(
+    def change(
         self, params: EditInput, entries: list[ReadCacheEntry]
     ) -> tuple[ToolChunk, Seen | None]:
+        """Replace old_string in the file (read-before-write checked against `entries`)."""
         path = self.workspace.path(params.file_path)
         shown = self.workspace.display(params.file_path)
         if not params.old_string:

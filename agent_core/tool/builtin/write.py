@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
-
 from pydantic import Field
 
-from agent_core.state import AgentState, ReadCacheEntry
+from agent_core.state import ReadCacheEntry
 from agent_core.tool.base import ToolChunk
 from agent_core.tool.builtin._base import (
     Seen,
-    StatefulTool,
     ToolInput,
-    Workspace,
     done,
     input_schema,
     lookup,
     observe,
-    remember,
     stale_reason,
 )
-from agent_core.tool.builtin._files import FileRules, read_text, unified_diff, write_text
+from agent_core.tool.builtin._files import FileWriter, read_text, unified_diff, write_text
 
 
 class WriteInput(ToolInput):
@@ -34,7 +27,7 @@ class WriteInput(ToolInput):
     content: str = Field(description="The complete new content of the file.")
 
 
-class Write(FileRules, StatefulTool[WriteInput]):
+class Write(FileWriter[WriteInput]):
     """Create or overwrite a file.
 
     An existing file must have been read with `Read` and not changed since (its mtime is
@@ -52,38 +45,11 @@ class Write(FileRules, StatefulTool[WriteInput]):
     )
     input_model = WriteInput
     input_schema = input_schema(WriteInput)
-    writes = True
 
-    def __init__(
-        self,
-        cwd: str | Path,
-        *,
-        additional_dangerous_files: Sequence[str] = (),
-        additional_dangerous_directories: Sequence[str] = (),
-    ) -> None:
-        """Create the tool for the workspace at `cwd`.
-
-        Args:
-            cwd: The workspace directory.
-            additional_dangerous_files: File names (or path tails) whose changes always need
-                confirmation, on top of the permission system's defaults.
-            additional_dangerous_directories: Directory names likewise.
-        """
-        self.workspace = Workspace(cwd)
-        self.dangerous_files = list(additional_dangerous_files)
-        self.dangerous_directories = list(additional_dangerous_directories)
-
-    async def run(self, params: WriteInput, state: AgentState) -> AsyncIterator[ToolChunk]:
-        """Check read-before-write, write the file (in a worker thread), refresh the cache."""
-        entries = list(state.tool_context.read_file_cache)
-        chunk, seen = await asyncio.to_thread(self._write, params, entries)
-        if seen is not None:
-            remember(state, seen)
-        yield chunk
-
-    def _write(
+    def change(
         self, params: WriteInput, entries: list[ReadCacheEntry]
     ) -> tuple[ToolChunk, Seen | None]:
+        """Write the file whole (read-before-write checked against `entries`)."""
         path = self.workspace.path(params.file_path)
         shown = self.workspace.display(params.file_path)
         try:
