@@ -6,16 +6,26 @@ bench/README.md) and imported only by the bench scripts, through this module.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+import uvicorn
+from agentscope.app import create_app
+from agentscope.app.message_bus import RedisMessageBus
+from agentscope.app.storage import RedisStorage
+from agentscope.app.workspace_manager import LocalWorkspaceManager
 from agentscope.credential import CredentialBase
 from agentscope.formatter import OpenAIChatFormatter
 from agentscope.message import TextBlock, ToolCallBlock
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from pydantic import BaseModel
+
+from actors._ports import find_free_port
 
 
 @dataclass
@@ -96,3 +106,74 @@ class ScriptedAgentScopeModel(ChatModelBase):
                 )
         usage = ChatUsage(input_tokens=10, output_tokens=len(step.text) // 4, time=0.0)
         yield ChatResponse(content=[], is_last=False, id=response_id, usage=usage)
+
+
+@asynccontextmanager
+async def agentscope_service(
+    redis_host: str, redis_port: int, workdir: str, startup_timeout: float = 60.0
+) -> AsyncIterator[str]:
+    """AgentScope's Agent Service app on 127.0.0.1, served by uvicorn in this event loop.
+
+    Storage and message bus are AgentScope's Redis ones (on the given Redis), workspaces are
+    local directories under `workdir`; everything else is `create_app`'s defaults. Yields the
+    base URL. Agents run in this process, as AgentScope's service runs them.
+    """
+    app = create_app(
+        storage=RedisStorage(host=redis_host, port=redis_port),
+        message_bus=RedisMessageBus(host=redis_host, port=redis_port),
+        workspace_manager=LocalWorkspaceManager(basedir=workdir),
+    )
+    port = find_free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    )
+    task = asyncio.create_task(server.serve(), name="agentscope-uvicorn")
+    try:
+        async with asyncio.timeout(startup_timeout):
+            while not server.started:
+                if task.done():
+                    task.result()  # surfaces the startup error
+                    raise RuntimeError("AgentScope's server stopped during start-up")
+                await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        try:
+            async with asyncio.timeout(60):
+                await task
+        except TimeoutError:
+            task.cancel()
+
+
+async def make_agentscope_session(
+    api: httpx.AsyncClient,
+    model_base_url: str,
+    headers: dict[str, str],
+    name: str,
+    system_prompt: str,
+) -> tuple[str, str]:
+    """Create an agent, an OpenAI credential for `model_base_url` and a session; return ids.
+
+    The session is given a name so AgentScope does not spend a model call on titling it.
+    """
+    agent = await api.post(
+        "/agent/", json={"name": name, "system_prompt": system_prompt}, headers=headers
+    )
+    agent.raise_for_status()
+    agent_id = agent.json()["agent_id"]
+    cred = {"type": "openai_credential", "api_key": "sk-bench", "base_url": model_base_url}
+    credential = await api.post("/credential/", json={"data": cred}, headers=headers)
+    credential.raise_for_status()
+    model = {
+        "type": "openai",
+        "credential_id": credential.json()["credential_id"],
+        "model": "gpt-4o-mini",
+        "parameters": {},
+    }
+    session = await api.post(
+        "/sessions/",
+        json={"agent_id": agent_id, "name": f"{name} bench", "chat_model_config": model},
+        headers=headers,
+    )
+    session.raise_for_status()
+    return agent_id, session.json()["session_id"]
