@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
-from actors.errors import InvalidRequest, SessionUnavailable
+from actors.errors import InvalidRequest
 from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
@@ -154,6 +154,7 @@ class RayDispatcher:
         self._settings = settings
         self._payload = settings.model_dump()
         self._handles: dict[str, Any] = {}
+        self._pending: set[asyncio.Task[None]] = set()
 
     def _handle(self, session_id: str) -> Any:
         handle = self._handles.get(session_id)
@@ -177,21 +178,31 @@ class RayDispatcher:
             return None
 
     async def wake(self, session_id: str) -> None:
-        """Poke the session's actor, re-activating it if it hibernated or died.
+        """Poke the session's actor (activating it if needed) without waiting for it to start.
 
-        Raises:
-            SessionUnavailable: the actor could not be reached.
+        A new actor's process takes a while to start; callers (a leader spawning workers, a
+        chat request) should not wait for it. Delivery is confirmed in the background and
+        retried if the actor turns out to be dead; the sweeper covers anything still missed.
         """
+        handle = await asyncio.to_thread(self._handle, session_id)
+        task = asyncio.get_running_loop().create_task(
+            self._confirm(session_id, handle.wake.remote())
+        )
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _confirm(self, session_id: str, ref: Any) -> None:
         for attempt in range(_WAKE_ATTEMPTS):
-            handle = await asyncio.to_thread(self._handle, session_id)
             try:
-                await handle.wake.remote()
+                await ref
                 return
-            except RayActorError as exc:
+            except RayActorError:
                 self._handles.pop(session_id, None)
-                if attempt == _WAKE_ATTEMPTS - 1:
-                    raise SessionUnavailable(f"session {session_id}: {exc}") from exc
+            if attempt < _WAKE_ATTEMPTS - 1:
                 await asyncio.sleep(0.05 * 2**attempt)
+                handle = await asyncio.to_thread(self._handle, session_id)
+                ref = handle.wake.remote()
+        log.warning("session %s could not be woken; the sweeper will retry", session_id)
 
     async def interrupt(self, session_id: str) -> bool:
         """Interrupt the session's running reply, if its actor is live."""
@@ -211,7 +222,10 @@ class RayDispatcher:
             await asyncio.to_thread(ray.kill, handle, no_restart=True)
 
     async def close(self) -> None:
-        """Forget cached actor handles (the actors live on)."""
+        """Forget cached actor handles (the actors live on) and pending wake confirmations."""
+        for task in list(self._pending):
+            task.cancel()
+        await asyncio.gather(*self._pending, return_exceptions=True)
         self._handles.clear()
 
 

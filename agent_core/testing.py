@@ -49,6 +49,13 @@ class ScriptedResponse:
 ScriptStep = ScriptedResponse | str | Callable[[list[Msg]], ScriptedResponse]
 
 
+def _snapshot(msg: Msg) -> Msg:
+    """What the model saw: finished messages never change, the reply in progress is copied."""
+    if msg.finished_at is not None or msg.role != "assistant":
+        return msg
+    return msg.model_copy(update={"content": [b.model_copy() for b in msg.content]})
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or []
 
@@ -101,7 +108,7 @@ class ScriptedChatModel(ChatModelBase):
         tool_choice: str | None = None,
     ) -> AsyncIterator[ModelChunk]:
         """Stream the next scripted response as chunks."""
-        self.calls.append([m.model_copy(deep=True) for m in messages])
+        self.calls.append([_snapshot(m) for m in messages])
         self.tool_schemas.append(list(tools or []))
         response = self._next(messages)
         if response.delay:
@@ -115,5 +122,6 @@ class ScriptedChatModel(ChatModelBase):
                 yield ToolCallStartChunk(call_id=call.id, name=call.name)
                 for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
                     yield ToolCallArgsChunk(call_id=call.id, delta=piece)
-        total_in = sum(len(m.model_dump_json()) for m in messages) // 4
+        # A rough count: this model stands in for a provider, it is not a tokenizer.
+        total_in = sum(len(m.content) for m in messages) * 8
         yield UsageChunk(usage=Usage(input_tokens=total_in, output_tokens=len(response.text) // 4))

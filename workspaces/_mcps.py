@@ -11,14 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from agent_core.errors import MCPError
-from agent_core.mcp import MCPClient, MCPClientConfig
+from agent_core.mcp import MCPClientConfig
 from workspaces._files import Signature, exclusive, read_json_array, signature, write_json
 from workspaces.errors import MCPExists, MCPNotFound, MCPUnavailable
+
+if TYPE_CHECKING:
+    from agent_core.mcp import MCPClient
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +80,7 @@ class MCPRegistry:
             if config.name in self._clients:
                 raise MCPExists(f"an MCP server named {config.name!r} is already registered")
             try:
-                client = MCPClient.from_config(config)
+                client = _client_class().from_config(config)
                 await client.connect()
             except MCPError as exc:
                 raise MCPUnavailable(str(exc)) from exc
@@ -185,7 +188,7 @@ async def _open(config: MCPClientConfig) -> tuple[MCPClient | None, str | None]:
     A client whose connection failed is kept: its next use retries the connection.
     """
     try:
-        client = MCPClient.from_config(config)
+        client = _client_class().from_config(config)
     except MCPError as exc:
         return None, str(exc)
     try:
@@ -193,3 +196,10 @@ async def _open(config: MCPClientConfig) -> tuple[MCPClient | None, str | None]:
     except MCPError as exc:
         return client, str(exc)
     return client, None
+
+
+def _client_class() -> type[MCPClient]:
+    # Imported on first use: the MCP SDK is slow to import and most sessions never need it.
+    from agent_core.mcp.client import MCPClient
+
+    return MCPClient

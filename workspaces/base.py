@@ -6,15 +6,18 @@ import asyncio
 import logging
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.errors import MCPError
-from agent_core.mcp import MCPClient, MCPClientConfig, MCPTool
+from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.skill import Skill, SkillViewer, skills_prompt_fragment
 from agent_core.tool import ToolBase
+
+if TYPE_CHECKING:
+    from agent_core.mcp import MCPClient, MCPTool
 
 log = logging.getLogger(__name__)
 

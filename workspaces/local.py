@@ -21,9 +21,9 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_core.mcp import MCPClient, MCPClientConfig
+from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import Bash, Edit, Glob, Grep, Read, ToolBase, Write
 from workspaces._mcps import MCPRegistry
@@ -31,6 +31,9 @@ from workspaces._offload import OffloadStore
 from workspaces._skills import SkillStore
 from workspaces.base import InstalledSkill, WorkspaceBase
 from workspaces.errors import WorkspaceClosed
+
+if TYPE_CHECKING:
+    from agent_core.mcp import MCPClient
 
 MCP_FILE = ".mcp"
 DATA_DIR = "data"

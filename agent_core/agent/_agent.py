@@ -14,6 +14,7 @@ from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
+from agent_core.agent._tokens import CachedTokenCounter
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
 from agent_core.event import (
     AgentEvent,
@@ -103,6 +104,7 @@ class Agent:
         self.background_sink = background_sink
         self.tool_timeout = tool_timeout
         self._chain = MiddlewareChain(self, middlewares or [])
+        self._counter = CachedTokenCounter()
         self._call_model = self._chain.wrap_model_call(call_model)
 
     # public API
@@ -295,14 +297,17 @@ class Agent:
         )
 
     async def _compress(self, context_config: ContextConfig | None = None) -> None:
-        await compress_context(
+        result = await compress_context(
             self.model,
             await self._chain.system_prompt(self._base_prompt()),
             self.state,
             self._tools(),
             context_config or self.context_config,
             self.offloader,
+            counter=self._counter,
         )
+        if result.compressed:  # compression may trim messages in place: count afresh
+            self._counter = CachedTokenCounter()
 
     async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         if self.hint_source is None:

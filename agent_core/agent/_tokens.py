@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -99,6 +99,49 @@ class ByteTokenCounter:
         if isinstance(output, str):
             return self.count_text(output)
         return self.count_blocks(output)
+
+
+class CachedTokenCounter(ByteTokenCounter):
+    """`ByteTokenCounter` that remembers finished messages and blocks.
+
+    The loop measures the whole context before every reasoning step; finished messages and
+    blocks never change, so counting them once keeps each measurement proportional to what is
+    new. One instance belongs to one agent (its memory is bounded by `max_entries`).
+    """
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._messages: dict[str, int] = {}
+        self._blocks: dict[tuple[str, str], int] = {}
+        self._max_entries = max_entries
+
+    def _remember(self, cache: dict[Any, int], key: Any, value: int) -> int:
+        if len(cache) >= self._max_entries:
+            cache.clear()
+        cache[key] = value
+        return value
+
+    def count_messages(self, msgs: Sequence[Msg]) -> int:
+        """Sum of the messages' tokens, finished ones counted once."""
+        total = 0
+        for msg in msgs:
+            cached = self._messages.get(msg.id)
+            if cached is not None:
+                total += cached
+                continue
+            count = self.count_blocks(msg.content)
+            if msg.finished_at is not None or msg.role != "assistant":
+                self._remember(self._messages, msg.id, count)
+            total += count
+        return total
+
+    def _block(self, block: ContentBlock) -> int:
+        if block.finished_at is None:
+            return super()._block(block)
+        key = (block.type, block.id)
+        cached = self._blocks.get(key)
+        if cached is None:
+            cached = self._remember(self._blocks, key, super()._block(block))
+        return cached
 
 
 DEFAULT_COUNTER: TokenCounter = ByteTokenCounter()

@@ -1,8 +1,32 @@
-"""MCP integration, part of agent_core's tool layer: clients of MCP servers and their tools."""
+"""MCP integration, part of agent_core's tool layer: clients of MCP servers and their tools.
 
-from agent_core.mcp.client import MCPClient
+The configs load eagerly; the client and its tools load the `mcp` SDK (slow to import) on
+first use, so programs that never talk to an MCP server do not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from agent_core.mcp.config import HttpMCPConfig, MCPClientConfig, MCPConfig, StdioMCPConfig
-from agent_core.mcp.tool import MCPTool, mcp_tool_name
+
+if TYPE_CHECKING:
+    from agent_core.mcp.client import MCPClient
+    from agent_core.mcp.tool import MCPTool, mcp_tool_name
+
+_LAZY = {
+    "MCPClient": "agent_core.mcp.client",
+    "MCPTool": "agent_core.mcp.tool",
+    "mcp_tool_name": "agent_core.mcp.tool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agent_core.mcp' has no attribute {name!r}")
+
 
 __all__ = [
     "HttpMCPConfig",

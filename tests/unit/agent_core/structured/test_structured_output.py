@@ -168,9 +168,9 @@ async def test_schema_violation_is_repaired_with_a_tool_result_saying_what_was_w
         'unable to parse string as a number (got "warm")\n'
         f"Call {TOOL} again with corrected arguments."
     )
-    # Usage sums both calls (the scripted model counts a quarter of the prompt's JSON).
+    # Usage sums both calls (the scripted model counts 8 tokens per content block).
     assert response.usage.input_tokens == sum(
-        sum(len(m.model_dump_json()) for m in call) // 4 for call in model.calls
+        sum(len(m.content) for m in call) * 8 for call in model.calls
     )
 
 
