@@ -49,11 +49,28 @@ class ScriptedResponse:
 ScriptStep = ScriptedResponse | str | Callable[[list[Msg]], ScriptedResponse]
 
 
-def _snapshot(msg: Msg) -> Msg:
-    """What the model saw: finished messages never change, the reply in progress is copied."""
-    if msg.finished_at is not None or msg.role != "assistant":
-        return msg
-    return msg.model_copy(update={"content": [b.model_copy() for b in msg.content]})
+class _Seen:
+    """What one call was shown, kept cheaply: messages plus how far the open reply had got.
+
+    Finished messages never change; the reply in progress only grows, so remembering its
+    length is enough to rebuild what the model saw, on demand.
+    """
+
+    def __init__(self, messages: list[Msg]) -> None:
+        self._messages = list(messages)
+        self._lengths = {
+            index: len(msg.content)
+            for index, msg in enumerate(messages)
+            if msg.finished_at is None and msg.role == "assistant"
+        }
+
+    def view(self) -> list[Msg]:
+        return [
+            msg.model_copy(update={"content": msg.content[: self._lengths[index]]})
+            if index in self._lengths
+            else msg
+            for index, msg in enumerate(self._messages)
+        ]
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -81,8 +98,13 @@ class ScriptedChatModel(ChatModelBase):
         self._script: list[ScriptStep] = list(script)
         self._default = default
         self._chunk_size = chunk_size
-        self.calls: list[list[Msg]] = []
+        self._seen: list[_Seen] = []
         self.tool_schemas: list[list[ToolSchema]] = []
+
+    @property
+    def calls(self) -> list[list[Msg]]:
+        """The messages each call was given, oldest call first."""
+        return [seen.view() for seen in self._seen]
 
     def push(self, *steps: ScriptStep) -> None:
         """Append steps to the script."""
@@ -108,7 +130,7 @@ class ScriptedChatModel(ChatModelBase):
         tool_choice: str | None = None,
     ) -> AsyncIterator[ModelChunk]:
         """Stream the next scripted response as chunks."""
-        self.calls.append([_snapshot(m) for m in messages])
+        self._seen.append(_Seen(messages))
         self.tool_schemas.append(list(tools or []))
         response = self._next(messages)
         if response.delay:
