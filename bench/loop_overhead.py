@@ -14,7 +14,7 @@ Troupe runs two ways:
   AgentScope scripted model (bench/_agentscope.py). This is the framework-only figure.
 
 Run (bench environment, see bench/README.md):
-    /work/bench-venv/bin/python bench/loop_overhead.py [--iters 200] [--reps 7] [--profile]
+    .bench-venv/bin/python bench/loop_overhead.py [--iters 200] [--reps 7] [--profile]
 """
 
 from __future__ import annotations

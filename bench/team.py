@@ -27,7 +27,7 @@ The two runs share this process, Troupe's first, so AgentScope's run starts with
 driver's leftovers from Troupe's (its baseline is printed).
 
 Run (bench environment, see bench/README.md):
-    /work/bench-venv/bin/python bench/team.py [--workers 100] [--batch 10] [--only troupe]
+    .bench-venv/bin/python bench/team.py [--workers 100] [--batch 10] [--only troupe]
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ CONTEXT_LENGTH = 1000
 CONFIG = ContextConfig()
 SUMMARY = {
     "task_overview": "List the repo files.",
-    "current_state": "Ran ls in /work/main.",
+    "current_state": "Ran ls in /srv/project.",
     "important_discoveries": "README.md exists.",
     "next_steps": "Answer the user.",
     "context_to_preserve": "The user prefers short answers.",
