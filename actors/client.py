@@ -345,6 +345,11 @@ class RuntimeClient:
         messages, has_more = await self.storage.list_messages(session_id, before, limit)
         return MessagesPage(messages, has_more, is_running, cursor)
 
+    async def live_cursor(self, session_id: str) -> str:
+        """Where a new subscriber starts: the reply in progress, else the next event."""
+        _, cursor = await self.bus.cursor_snapshot(session_id)
+        return cursor
+
     async def check_session(self, user_id: str, session_id: str) -> None:
         """Raise SessionNotFound unless the session is the user's."""
         await self.storage.get_session(user_id, session_id)

@@ -82,7 +82,7 @@ async def stream(
     await runtime.check_session(user, session_id)
     cursor = after or last_event_id
     if cursor is None:
-        _, cursor = await runtime.bus.cursor_snapshot(session_id)
+        cursor = await runtime.live_cursor(session_id)
     return StreamingResponse(
         event_frames(runtime, session_id, cursor),
         media_type="text/event-stream",
