@@ -14,8 +14,8 @@ from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
-from agent_core.agent._tokens import CachedTokenCounter
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
+from agent_core.agent._tokens import CachedTokenCounter
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
