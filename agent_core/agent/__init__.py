@@ -4,13 +4,17 @@ from agent_core.agent._agent import Agent, AgentInput
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._resume import ResumeEvent
+from agent_core.agent._tokens import ByteTokenCounter, CachedTokenCounter, TokenCounter
 
 __all__ = [
     "Agent",
     "AgentInput",
+    "ByteTokenCounter",
+    "CachedTokenCounter",
     "ContextConfig",
     "ModelConfig",
     "ReActConfig",
     "ReplyBuilder",
     "ResumeEvent",
+    "TokenCounter",
 ]

@@ -15,7 +15,7 @@ from agent_core.agent._gate import gate_calls
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
-from agent_core.agent._tokens import CachedTokenCounter
+from agent_core.agent._tokens import CachedTokenCounter, TokenCounter
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
@@ -72,6 +72,8 @@ class Agent:
         hint_source: Supplies inbox hints before every reasoning step (hosts).
         background_sink: Takes over tool calls that outlive `tool_timeout` (hosts).
         tool_timeout: Seconds before a call moves to the background (with a sink).
+        token_counter: How context tokens are counted (default: AgentScope's byte estimate,
+            remembering finished messages).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class Agent:
         hint_source: HintSource | None = None,
         background_sink: BackgroundSink | None = None,
         tool_timeout: float = 10.0,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
@@ -104,7 +107,8 @@ class Agent:
         self.background_sink = background_sink
         self.tool_timeout = tool_timeout
         self._chain = MiddlewareChain(self, middlewares or [])
-        self._counter = CachedTokenCounter()
+        self._counter: TokenCounter = token_counter or CachedTokenCounter()
+        self._fresh_counter = token_counter is None
         self._call_model = self._chain.wrap_model_call(call_model)
 
     # public API
@@ -306,8 +310,8 @@ class Agent:
             self.offloader,
             counter=self._counter,
         )
-        if result.compressed:  # compression may trim messages in place: count afresh
-            self._counter = CachedTokenCounter()
+        if result.compressed and self._fresh_counter:
+            self._counter = CachedTokenCounter()  # compression may trim messages in place
 
     async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         if self.hint_source is None:
