@@ -373,17 +373,27 @@ class RuntimeClient:
         """Yield (id, event JSON) after `after`, then tail the log; never ends by itself.
 
         Yields ("", "") when a blocking read times out, so the caller can send a keep-alive.
+        A Redis outage is ridden out (keep-alives continue, reading resumes where it stopped)
+        for up to `stream_outage_grace` seconds.
 
         Raises:
-            StorageUnavailable: Redis went away.
+            StorageUnavailable: Redis stayed away longer than the grace period.
         """
         cursor = after
         block = self.settings.stream_block_ms
+        loop = asyncio.get_running_loop()
+        outage_since: float | None = None
         while True:
             try:
                 batch = await self.bus.read_events(session_id, cursor, block_ms=block)
             except (RedisError, OSError) as exc:
-                raise StorageUnavailable(str(exc)) from exc
+                outage_since = outage_since or loop.time()
+                if loop.time() - outage_since > self.settings.stream_outage_grace:
+                    raise StorageUnavailable(str(exc)) from exc
+                yield "", ""
+                await asyncio.sleep(1.0)
+                continue
+            outage_since = None
             if not batch:
                 yield "", ""
                 continue

@@ -44,6 +44,9 @@ class RuntimeSettings(BaseModel):
     sub_agent_templates: list[SubAgentTemplate] = Field(
         default_factory=list, description="Worker types leaders may create (AgentCreate)."
     )
+    stream_outage_grace: float = Field(
+        default=60.0, ge=0, description="Seconds an SSE stream rides out a Redis outage."
+    )
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
     )

@@ -18,7 +18,8 @@ def frame(event_id: str, payload: str) -> str:
 async def event_frames(runtime: RuntimeClient, session_id: str, after: str) -> AsyncIterator[str]:
     """Frames of every event after `after`, then live ones; a comment on each idle period.
 
-    Ends (so the client reconnects with `Last-Event-ID`) if Redis goes away.
+    Rides out short Redis outages; ends (so the client reconnects with `Last-Event-ID`) if
+    Redis stays away longer than the runtime's grace period.
     """
     try:
         async for event_id, payload in runtime.events(session_id, after):

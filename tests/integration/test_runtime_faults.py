@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -24,7 +25,7 @@ from tests.support.api import (
     wait_for_status,
 )
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
+from tests.support.sse import Frame, is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
@@ -209,6 +210,8 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
                 assert response.status_code == 503, response.text
             await asyncio.sleep(0.05)
 
+    restarted_ms: list[int] = []
+
     async def restart() -> None:
         await asyncio.sleep(0.5)
         own_redis.stop()
@@ -216,6 +219,21 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
         outage_health.append(health.json())
         await asyncio.sleep(1.0)
         own_redis.start()
+        restarted_ms.append(int(time.time() * 1000))
+
+    def after_restart(frame: Frame) -> bool:
+        return (
+            frame.type == "REPLY_END"
+            and bool(restarted_ms)
+            and int(frame.id.split("-")[0]) > restarted_ms[0]
+        )
+
+    # A subscriber that was listening before the outage keeps receiving after it.
+    survivor = asyncio.create_task(
+        read_frames(
+            api, f"/sessions/{session_id}/stream", USER, after_restart, params={"after": "0"}
+        )
+    )
 
     try:
         await asyncio.gather(load(), restart())
@@ -238,6 +256,8 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
         await asyncio.sleep(0.5)
     assert (await api.get("/health")).json()["status"] == "ok"
     assert history[-1]["role"] == "assistant"
+    frames = await asyncio.wait_for(survivor, 60)
+    assert frames[-1].type == "REPLY_END"
 
 
 def actor_gone(session_id: str) -> bool:
