@@ -101,6 +101,11 @@ class InboxBackgroundSink:
         except Exception:
             log.exception("could not deliver the background result of %s", call.id)
 
+    @property
+    def active(self) -> bool:
+        """Whether a tool call is still running in the background."""
+        return bool(self._tasks)
+
     async def aclose(self) -> None:
         """Cancel calls still running in the background."""
         for task in list(self._tasks):

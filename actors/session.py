@@ -92,7 +92,14 @@ class SessionRuntime:
 
     @property
     def busy(self) -> bool:
-        """Whether the runtime is draining its inbox."""
+        """Whether the runtime is draining its inbox or finishing tool calls in the background.
+
+        A busy runtime must not hibernate: that would drop its background calls' results.
+        """
+        return self._draining or self._sink.active
+
+    @property
+    def _draining(self) -> bool:
         return self._drain_task is not None and not self._drain_task.done()
 
     async def activate(self) -> None:
@@ -115,7 +122,7 @@ class SessionRuntime:
 
     async def wake(self) -> None:
         """Make sure the inbox gets drained (idempotent; cheap when already draining)."""
-        if self.busy:
+        if self._draining:
             self._woken_again = True
             return
         self._drain_task = asyncio.create_task(self._drain(), name=f"drain:{self.session_id}")

@@ -297,8 +297,9 @@ async def test_slow_tool_finishes_in_the_background_and_wakes_the_session(
         f"/sessions/{session_id}", json={"permission_mode": "bypass"}, headers=USER
     )
     assert patch.status_code == 200
+    # The call outlives the session's idle TTL (2 s): hibernation must wait for it.
     model.push(
-        ScriptedReply(tool_calls=[("bg1", "Bash", {"command": "sleep 3; echo slept"})]),
+        ScriptedReply(tool_calls=[("bg1", "Bash", {"command": "sleep 5; echo slept"})]),
         ScriptedReply(text="It runs in the background."),
         ScriptedReply(text="The command finished."),
     )
