@@ -6,12 +6,12 @@ import asyncio
 import logging
 import os
 import time
+import zlib
 from datetime import datetime
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError
-from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
@@ -31,80 +31,95 @@ _WAKE_ATTEMPTS = 3
 
 
 def session_actor_name(session_id: str) -> str:
-    """Ray actor name of a session."""
+    """Ray actor name of a session that has an actor of its own."""
     return f"session:{session_id}"
+
+
+def host_actor_name(session_id: str, hosts: int) -> str:
+    """Ray actor name of the host actor a session shares (when `session_hosts` > 0)."""
+    return f"session-host:{zlib.crc32(session_id.encode()) % hosts}"
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
 class SessionActor:
-    """Hosts one `SessionRuntime` in its own Ray worker process.
+    """Hosts `SessionRuntime`s in a Ray worker process: one session, or a share of many.
 
-    Ray restarts the actor if its process dies; the restarted runtime closes the reply the
-    crash cut short when the session is next woken (the sweeper wakes it if nobody else does).
-    An idle actor hibernates after `idle_ttl` (its state is already persisted).
+    By default every session has its own actor (`session:{id}`), which exits when the session
+    hibernates. With `session_hosts` = N, sessions are hashed onto N shared host actors
+    (`session-host:{k}`) that stay up and close idle sessions instead: far fewer processes for
+    large teams, at the price of sessions sharing a process. Ray restarts a dead actor; its
+    sessions close the replies the crash cut short when next woken (the sweeper wakes them).
     """
 
-    def __init__(self, settings: dict[str, Any], session_id: str) -> None:
+    def __init__(self, settings: dict[str, Any], dedicated: bool) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
-        self._session_id = session_id
-        self._runtime: SessionRuntime | None = None
+        self._dedicated = dedicated
         self._keys = Keys(self._settings.key_prefix)
-        self._redis: Redis | None = None
-        self._last_active = time.monotonic()
+        self._redis = connect(self._settings.redis_url)
+        bus = RedisMessageBus(
+            self._redis, self._keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
+        )
+        self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
+        self._mailbox = Mailbox(bus, RayDispatcher(self._settings))
+        self._runtimes: dict[str, SessionRuntime] = {}
+        self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
 
-    def _get_runtime(self) -> SessionRuntime:
-        if self._runtime is None:
-            self._redis = connect(self._settings.redis_url)
-            bus = RedisMessageBus(
-                self._redis,
-                self._keys,
-                self._settings.inbox_maxlen,
-                self._settings.event_log_maxlen,
-            )
-            self._runtime = SessionRuntime(
-                self._session_id,
-                RedisStorage(self._redis, self._keys, self._settings.secret_key),
-                Mailbox(bus, RayDispatcher(self._settings)),
+    def _runtime(self, session_id: str) -> SessionRuntime:
+        runtime = self._runtimes.get(session_id)
+        if runtime is None:
+            runtime = self._runtimes[session_id] = SessionRuntime(
+                session_id,
+                self._storage,
+                self._mailbox,
                 shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
             )
+        if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
-        return self._runtime
+        return runtime
 
-    async def wake(self) -> None:
-        """Drain the inbox (returns at once; draining continues in the background)."""
-        self._last_active = time.monotonic()
-        await self._get_runtime().wake()
-        assert self._redis is not None  # created with the runtime
-        await self._redis.zadd(self._keys.live(), {self._session_id: time.time()})
-        await self._enforce_live_cap()
+    async def wake(self, session_id: str) -> None:
+        """Drain the session's inbox (returns at once; draining continues in the background)."""
+        self._last_active[session_id] = time.monotonic()
+        await self._runtime(session_id).wake()
+        if self._dedicated:
+            await self._redis.zadd(self._keys.live(), {session_id: time.time()})
+            await self._enforce_live_cap(session_id)
 
-    async def interrupt(self) -> bool:
-        """Interrupt the running reply; return whether one was running."""
-        self._last_active = time.monotonic()
-        return self._runtime is not None and await self._runtime.interrupt()
+    async def interrupt(self, session_id: str) -> bool:
+        """Interrupt the session's running reply; return whether one was running."""
+        self._last_active[session_id] = time.monotonic()
+        runtime = self._runtimes.get(session_id)
+        return runtime is not None and await runtime.interrupt()
 
-    async def wait_idle(self) -> None:
-        """Return once the inbox drain in progress, if any, has finished."""
-        await self._get_runtime().wait_idle()
+    async def wait_idle(self, session_id: str) -> None:
+        """Return once the session's inbox drain in progress, if any, has finished."""
+        await self._runtime(session_id).wait_idle()
 
-    async def hibernate(self, force: bool = False) -> bool:
-        """Exit if idle (or `force`): state is persisted; the next delivery re-activates.
-
-        Returns False (and stays) when the session is busy or its inbox holds items.
-        """
-        runtime = self._runtime
-        if not force and runtime is not None and (runtime.busy or await runtime.has_pending()):
-            return False
+    async def stop(self, session_id: str) -> None:
+        """Close one session hosted here (it is being deleted)."""
+        runtime = self._runtimes.pop(session_id, None)
+        self._last_active.pop(session_id, None)
         if runtime is not None:
             await runtime.close()
+
+    async def hibernate(self, force: bool = False) -> bool:
+        """Close idle sessions (all of them when `force`); a dedicated actor then exits.
+
+        Returns False (and stays) when a session is busy or its inbox holds items.
+        """
+        for session_id, runtime in list(self._runtimes.items()):
+            if not force and (runtime.busy or await runtime.has_pending()):
+                return False
+            await self.stop(session_id)
+            await self._redis.zrem(self._keys.live(), session_id)
+        if not self._dedicated:
+            return True
         # This process hosts only this session: stop its workspaces' MCP servers too.
         await shared_workspaces(self._settings).aclose()
-        if self._redis is not None:
-            await self._redis.zrem(self._keys.live(), self._session_id)
-            await self._redis.aclose()
+        await self._redis.aclose()
         # exit_actor() would count as a crash under max_restarts; kill without restart instead.
         me = ray.get_runtime_context().current_actor
         await asyncio.to_thread(ray.kill, me, no_restart=True)
@@ -115,27 +130,31 @@ class SessionActor:
         return os.getpid()
 
     def node_id(self) -> str:
-        """The Ray node the session runs on (for operations)."""
+        """The Ray node the actor runs on (for operations)."""
         return str(ray.get_runtime_context().get_node_id())
 
     async def _watch_idle(self) -> None:
         ttl = self._settings.idle_ttl
         while True:
             await asyncio.sleep(min(ttl / 4, 5.0))
-            runtime = self._runtime
-            if runtime is None or runtime.busy or time.monotonic() - self._last_active < ttl:
-                continue
-            if await self.hibernate():
-                return
+            now = time.monotonic()
+            for session_id, runtime in list(self._runtimes.items()):
+                idle = now - self._last_active.get(session_id, now) >= ttl
+                if not idle or runtime.busy:
+                    continue
+                if self._dedicated:
+                    if await self.hibernate():
+                        return
+                elif not await runtime.has_pending():
+                    await self.stop(session_id)
 
-    async def _enforce_live_cap(self) -> None:
-        assert self._redis is not None
+    async def _enforce_live_cap(self, current: str) -> None:
         excess = await self._redis.zcard(self._keys.live()) - self._settings.max_live_sessions
         if excess <= 0:
             return
         for raw in await self._redis.zrange(self._keys.live(), 0, excess - 1):
             session_id = raw.decode()
-            if session_id == self._session_id:
+            if session_id == current:
                 continue
             await self._redis.zrem(self._keys.live(), session_id)
             try:
@@ -148,7 +167,7 @@ class SessionActor:
 
 
 class RayDispatcher:
-    """Wakes sessions by poking their named actors, activating them on first use."""
+    """Wakes sessions by poking the actors hosting them, activating those on first use."""
 
     def __init__(self, settings: RuntimeSettings) -> None:
         self._settings = settings
@@ -156,24 +175,29 @@ class RayDispatcher:
         self._handles: dict[str, Any] = {}
         self._pending: set[asyncio.Task[None]] = set()
 
+    def _name(self, session_id: str) -> str:
+        hosts = self._settings.session_hosts
+        return host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
+
     def _handle(self, session_id: str) -> Any:
-        handle = self._handles.get(session_id)
+        name = self._name(session_id)
+        handle = self._handles.get(name)
         if handle is None:
             handle = SessionActor.options(  # type: ignore[attr-defined]
-                name=session_actor_name(session_id),
+                name=name,
                 namespace=self._settings.namespace,
                 get_if_exists=True,
                 lifetime="detached",
                 resources=self._settings.session_resources,
                 # Sessions wait on I/O, not CPU: spread them so no node carries them all.
                 scheduling_strategy="SPREAD",
-            ).remote(self._payload, session_id)
-            self._handles[session_id] = handle
+            ).remote(self._payload, not self._settings.session_hosts)
+            self._handles[name] = handle
         return handle
 
     def _existing(self, session_id: str) -> Any | None:
         try:
-            return ray.get_actor(session_actor_name(session_id), namespace=self._settings.namespace)
+            return ray.get_actor(self._name(session_id), namespace=self._settings.namespace)
         except ValueError:
             return None
 
@@ -186,7 +210,7 @@ class RayDispatcher:
         """
         handle = await asyncio.to_thread(self._handle, session_id)
         task = asyncio.get_running_loop().create_task(
-            self._confirm(session_id, handle.wake.remote())
+            self._confirm(session_id, handle.wake.remote(session_id))
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
@@ -197,11 +221,11 @@ class RayDispatcher:
                 await ref
                 return
             except RayActorError:
-                self._handles.pop(session_id, None)
+                self._handles.pop(self._name(session_id), None)
             if attempt < _WAKE_ATTEMPTS - 1:
                 await asyncio.sleep(0.05 * 2**attempt)
                 handle = await asyncio.to_thread(self._handle, session_id)
-                ref = handle.wake.remote()
+                ref = handle.wake.remote(session_id)
         log.warning("session %s could not be woken; the sweeper will retry", session_id)
 
     async def interrupt(self, session_id: str) -> bool:
@@ -210,16 +234,20 @@ class RayDispatcher:
         if handle is None:
             return False
         try:
-            return bool(await handle.interrupt.remote())
+            return bool(await handle.interrupt.remote(session_id))
         except RayActorError:
             return False
 
     async def stop(self, session_id: str) -> None:
-        """Kill the session's actor, if live (the session is being deleted)."""
-        self._handles.pop(session_id, None)
+        """Stop the session (it is being deleted): its own actor is killed, a host closes it."""
         handle = await asyncio.to_thread(self._existing, session_id)
-        if handle is not None:
-            await asyncio.to_thread(ray.kill, handle, no_restart=True)
+        if handle is None:
+            return
+        if self._settings.session_hosts:
+            await handle.stop.remote(session_id)
+            return
+        self._handles.pop(self._name(session_id), None)
+        await asyncio.to_thread(ray.kill, handle, no_restart=True)
 
     async def close(self) -> None:
         """Forget cached actor handles (the actors live on) and pending wake confirmations."""

@@ -36,6 +36,12 @@ class RuntimeSettings(BaseModel):
     sweep_interval: float = Field(
         default=5.0, gt=0, description="Seconds between sweeps for inboxes with unread items."
     )
+    session_hosts: int = Field(
+        default=0,
+        ge=0,
+        description="0: every session gets its own actor. N: sessions share N host actors "
+        "(far fewer processes for large teams).",
+    )
     session_resources: dict[str, float] = Field(
         default_factory=dict,
         description="Ray resources each session actor needs (e.g. {'troupe_agent': 0.01} "
@@ -79,6 +85,7 @@ class RuntimeSettings(BaseModel):
             secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
             workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
             session_resources=json.loads(os.environ.get("TROUPE_SESSION_RESOURCES") or "{}"),
+            session_hosts=int(os.environ.get("TROUPE_SESSION_HOSTS") or 0),
         )
 
     @field_validator("workspace_root")

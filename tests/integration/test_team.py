@@ -10,9 +10,11 @@ from typing import Any
 import httpx
 import pytest
 import ray
+from ray import serve
 
-from actors._remote import session_actor_name
-from tests.integration.conftest import LiveService
+from actors._remote import host_actor_name, session_actor_name
+from actors.embedded_redis import EmbeddedRedis
+from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import read_frames, reply_end_after_text
@@ -88,10 +90,26 @@ def model() -> Iterator[OpenAIWireServer]:
         yield server
 
 
+@pytest.fixture(scope="module", params=["own-actor", "shared-hosts"])
+def service(
+    request: pytest.FixtureRequest, ray_local: None, redis_server: EmbeddedRedis
+) -> Iterator[LiveService]:
+    """The API with one actor per session, then with sessions on three shared host actors."""
+    hosts = 0 if request.param == "own-actor" else 3
+    yield deploy_service(redis_server.url, session_hosts=hosts)
+    serve.shutdown()
+
+
 @pytest.fixture
-async def api(live_service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=live_service.base_url, timeout=30) as client:
+async def api(service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=30) as client:
         yield client
+
+
+def actor_of(session_id: str, service: LiveService) -> Any:
+    hosts = service.settings.session_hosts
+    name = host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
+    return ray.get_actor(name, namespace="troupe-test")
 
 
 def actor_alive(session_id: str) -> bool:
@@ -103,7 +121,7 @@ def actor_alive(session_id: str) -> bool:
 
 
 async def test_leader_spawns_five_workers_that_report_back(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     agent_id, leader = await make_session(
         api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT
@@ -132,17 +150,11 @@ async def test_leader_spawns_five_workers_that_report_back(
         await wait_for_status(api, worker["id"], "idle")
         history = (await api.get(f"/sessions/{worker['id']}/messages", headers=USER)).json()
         assert history["messages"][-1]["content"][-1]["text"] == "reported"
-    assert (
-        len(
-            {
-                ray.get(
-                    ray.get_actor(session_actor_name(w["id"]), namespace="troupe-test").pid.remote()
-                )
-                for w in workers
-            }
-        )
-        == 5
-    )  # five separate actors
+    hosts = {ray.get(actor_of(w["id"], service).pid.remote()) for w in workers}
+    if service.settings.session_hosts:
+        assert len(hosts) <= 3  # the workers share the three host actors
+    else:
+        assert len(hosts) == 5  # an actor of its own each
 
     await wait_for_status(api, leader, "idle")
     done = asyncio.create_task(
@@ -156,7 +168,8 @@ async def test_leader_spawns_five_workers_that_report_back(
     for worker in workers:
         status = await api.get(f"/sessions/{worker['id']}/status", headers=USER)
         assert status.status_code == 404
-        assert not actor_alive(worker["id"])
+        if not service.settings.session_hosts:
+            assert not actor_alive(worker["id"])
     leader_record = next(
         s
         for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
