@@ -30,8 +30,11 @@ class Stack:
 
 
 @contextmanager
-def service_stack(num_cpus: int = 2) -> Iterator[Stack]:
-    """Redis + Ray + Serve API + an instant OpenAI-protocol model server, all on 127.0.0.1."""
+def service_stack(num_cpus: int = 2, session_hosts: int = 0) -> Iterator[Stack]:
+    """Redis + Ray + Serve API + an instant OpenAI-protocol model server, all on 127.0.0.1.
+
+    `session_hosts` > 0 puts sessions on that many shared host actors instead of one each.
+    """
     with EmbeddedRedis(persistence=True) as redis, OpenAIWireServer() as model_server:
         ray.init(
             address="local",
@@ -45,6 +48,7 @@ def service_stack(num_cpus: int = 2) -> Iterator[Stack]:
                 redis_url=redis.url,
                 key_prefix=f"bench-{uuid.uuid4().hex[:6]}",
                 namespace="troupe-bench",
+                session_hosts=session_hosts,
             )
             port = find_free_port()
             deployment.deploy(settings, "127.0.0.1", port)

@@ -390,12 +390,16 @@ async def wait_event(event: asyncio.Event, within: float, what: str) -> None:
 # --- Troupe ---------------------------------------------------------------------------------------
 
 
-async def run_troupe(workers: int, batch: int, within: float) -> Result:
-    """The scenario on Troupe's full stack."""
-    print(f"Troupe: starting Redis, Ray (2 CPUs), Serve; {workers} workers to come", flush=True)
+async def run_troupe(workers: int, batch: int, within: float, session_hosts: int = 0) -> Result:
+    """The scenario on Troupe's full stack (sessions on `session_hosts` shared actors if > 0)."""
+    placement = f"{session_hosts} shared session hosts" if session_hosts else "an actor per session"
+    print(
+        f"Troupe: starting Redis, Ray (2 CPUs), Serve, {placement}; {workers} workers to come",
+        flush=True,
+    )
     with model_process(workers, batch, "message") as (model_url, model_pid):
         memory = TreeMemory(exclude=_other_children(model_pid))
-        with service_stack(num_cpus=2) as stack:
+        with service_stack(num_cpus=2, session_hosts=session_hosts) as stack:
             baseline = psutil.Process().memory_info().rss
             memory.start()
             try:
@@ -540,11 +544,13 @@ def describe(result: Result) -> list[str]:
     ]
 
 
-async def main_async(workers: int, batch: int, only: str | None, within: float) -> None:
+async def main_async(
+    workers: int, batch: int, only: str | None, within: float, session_hosts: int = 0
+) -> None:
     """Run the selected frameworks and print their figures."""
     results: list[Result] = []
     if only in (None, "troupe"):
-        results.append(await run_troupe(workers, batch, within))
+        results.append(await run_troupe(workers, batch, within, session_hosts))
         gc.collect()
     if only in (None, "agentscope"):
         results.append(await run_agentscope(workers, batch, within))
@@ -570,11 +576,16 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="AgentCreate calls per leader step")
     parser.add_argument("--only", choices=["troupe", "agentscope"])
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the final answer")
+    parser.add_argument(
+        "--session-hosts", type=int, default=0, help="Troupe: N shared session host actors"
+    )
     args = parser.parse_args()
     # Troupe's local workspaces default to ./.troupe: keep them out of the working tree.
     with tempfile.TemporaryDirectory(prefix="team-bench-") as cwd:
         os.chdir(cwd)
-        asyncio.run(main_async(args.workers, args.batch, args.only, args.timeout))
+        asyncio.run(
+            main_async(args.workers, args.batch, args.only, args.timeout, args.session_hosts)
+        )
 
 
 if __name__ == "__main__":
