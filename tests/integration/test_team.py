@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -17,7 +19,7 @@ from actors.embedded_redis import EmbeddedRedis
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.sse import read_frames, reply_end_after_text
+from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
@@ -177,3 +179,21 @@ async def test_leader_spawns_five_workers_that_report_back(
     )
     assert leader_record["team_id"] is None
     assert leader_record["membership"] is None
+
+
+async def test_a_killed_session_process_closes_the_cut_reply(
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(ScriptedReply(text="never", delay=30))
+    stream = asyncio.create_task(
+        read_frames(
+            api, f"/sessions/{session_id}/stream", USER, is_reply_end, params={"after": "0"}
+        )
+    )
+    assert (await post_chat(api, agent_id, session_id, "work")).status_code == 200
+    await wait_for_status(api, session_id, "running")
+    os.kill(ray.get(actor_of(session_id, service).pid.remote()), signal.SIGKILL)
+    frames = await asyncio.wait_for(stream, 60)
+    assert frames[-1].data["finished_reason"] == "error"
+    await wait_for_status(api, session_id, "idle")
