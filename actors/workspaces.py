@@ -93,8 +93,7 @@ class SessionWorkspaces:
         manager = await self._started()
         async with manager.lease(*_request(session)) as workspace:
             cwd = workspace.working_directory(session.config.cwd)
-            tools = await workspace.list_tools(cwd)
-            fragment = await workspace.system_prompt_fragment(cwd)
+            tools, fragment = await workspace.toolset(cwd)
             yield SessionKit(workspace, cwd, tools, fragment)
 
     async def aclose(self) -> None:

@@ -228,15 +228,7 @@ class WorkspaceBase(ABC):
             WorkspaceClosed: The workspace is not open.
             CorruptWorkspace: The persisted MCP list cannot be read back.
         """
-        tools = self.builtin_tools(cwd)
-        for status, mcp_tools in await self._list_mcp_tools():
-            if status.error is not None:
-                log.warning("MCP server %r left out: %s", status.config.name, status.error)
-            tools.extend(mcp_tools)
-        skills = await self.list_skills()
-        if skills:
-            tools.append(SkillViewer(skills))
-        return tools
+        return self._tools(cwd, await self._list_mcp_tools(), await self.list_skills())
 
     async def mcp_statuses(self) -> list[MCPStatus]:
         """Each registered MCP server with its current tools and health.
@@ -256,6 +248,37 @@ class WorkspaceBase(ABC):
         Raises:
             WorkspaceClosed: The workspace is not open.
         """
+        return self._fragment(cwd, await self.mcp_statuses(), await self.list_skills())
+
+    async def toolset(self, cwd: str | Path | None = None) -> tuple[list[ToolBase], str]:
+        """`list_tools(cwd)` and `system_prompt_fragment(cwd)` together, probing MCP servers once.
+
+        Raises:
+            WorkspaceClosed: The workspace is not open.
+            CorruptWorkspace: The persisted MCP list cannot be read back.
+        """
+        probes, skills = await self._list_mcp_tools(), await self.list_skills()
+        statuses = [status for status, _ in probes]
+        return self._tools(cwd, probes, skills), self._fragment(cwd, statuses, skills)
+
+    def _tools(
+        self,
+        cwd: str | Path | None,
+        probes: list[tuple[MCPStatus, list[MCPTool]]],
+        skills: list[Skill],
+    ) -> list[ToolBase]:
+        tools = self.builtin_tools(cwd)
+        for status, mcp_tools in probes:
+            if status.error is not None:
+                log.warning("MCP server %r left out: %s", status.config.name, status.error)
+            tools.extend(mcp_tools)
+        if skills:
+            tools.append(SkillViewer(skills))
+        return tools
+
+    def _fragment(
+        self, cwd: str | Path | None, statuses: list[MCPStatus], skills: list[Skill]
+    ) -> str:
         where = self.working_directory(cwd)
         sections = [
             "# Workspace\n\n"
@@ -264,16 +287,15 @@ class WorkspaceBase(ABC):
             f"result is moved out of your context, it is saved under {self.workdir / 'sessions'} "
             "and its file path is left in its place: read that file when you need the content."
         ]
-        statuses = await self.mcp_statuses()
         if statuses:
             lines = [_mcp_line(status) for status in statuses]
             sections.append(
                 "# MCP servers\n\nTools named mcp__<server>__<tool> come from these MCP "
                 "servers:\n" + "\n".join(lines)
             )
-        skills = skills_prompt_fragment(await self.list_skills())
-        if skills:
-            sections.append(skills)
+        listing = skills_prompt_fragment(skills)
+        if listing:
+            sections.append(listing)
         return "\n\n".join(sections)
 
     async def _list_mcp_tools(self) -> list[tuple[MCPStatus, list[MCPTool]]]:

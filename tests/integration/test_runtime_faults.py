@@ -25,6 +25,7 @@ from tests.support.api import (
     wait_for_status,
 )
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.ray_actors import session_actor_alive, wait_until_gone
 from tests.support.sse import Frame, is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -120,18 +121,7 @@ async def test_hibernated_session_reactivates_with_its_conversation(
     await chat_and_collect(api, agent_id, session_id, "remember the word kiwi")
     first_pid = actor_pid(session_id)
 
-    def actor_gone() -> bool:
-        try:
-            ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
-        except ValueError:
-            return True
-        return False
-
-    for _ in range(100):  # idle_ttl is 2 s; the idle watch checks every 0.5 s
-        if actor_gone():
-            break
-        await asyncio.sleep(0.1)
-    assert actor_gone()
+    assert await wait_until_gone(session_id)  # idle_ttl is 2 s; checked every 0.5 s
 
     model.push(ScriptedReply(text="kiwi"))
     (frames,) = await chat_and_collect(api, agent_id, session_id, "what was the word?")
@@ -260,14 +250,6 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
     assert frames[-1].type == "REPLY_END"
 
 
-def actor_gone(session_id: str) -> bool:
-    try:
-        ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
-    except ValueError:
-        return True
-    return False
-
-
 async def test_live_actor_cap_hibernates_the_least_recently_used(
     api: httpx.AsyncClient, model: OpenAIWireServer
 ) -> None:
@@ -276,12 +258,8 @@ async def test_live_actor_cap_hibernates_the_least_recently_used(
         model.push(ScriptedReply(text="hi"))
         await chat_and_collect(api, agent_id, session_id, "hello")
     oldest = sessions[0][1]
-    for _ in range(100):
-        if actor_gone(oldest):
-            break
-        await asyncio.sleep(0.1)
-    assert actor_gone(oldest)
-    assert not actor_gone(sessions[-1][1])
+    assert await wait_until_gone(oldest)
+    assert session_actor_alive(sessions[-1][1])
     # The hibernated session comes back on its next delivery, conversation intact.
     model.push(ScriptedReply(text="back"))
     (frames,) = await chat_and_collect(api, sessions[0][0], oldest, "again")

@@ -19,6 +19,7 @@ from actors.embedded_redis import EmbeddedRedis
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.ray_actors import session_actor_alive
 from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -114,14 +115,6 @@ def actor_of(session_id: str, service: LiveService) -> Any:
     return ray.get_actor(name, namespace="troupe-test")
 
 
-def actor_alive(session_id: str) -> bool:
-    try:
-        ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
-    except ValueError:
-        return False
-    return True
-
-
 async def test_leader_spawns_five_workers_that_report_back(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
@@ -171,7 +164,7 @@ async def test_leader_spawns_five_workers_that_report_back(
         status = await api.get(f"/sessions/{worker['id']}/status", headers=USER)
         assert status.status_code == 404
         if not service.settings.session_hosts:
-            assert not actor_alive(worker["id"])
+            assert not session_actor_alive(worker["id"])
     leader_record = next(
         s
         for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
