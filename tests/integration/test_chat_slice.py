@@ -14,13 +14,14 @@ import pytest
 from agent_core.event import parse_event
 from agent_core.message import AssistantMsg, Msg
 from tests.integration.conftest import LiveService
+from tests.support import COMPAT_DIR
 from tests.support.api import USER, chat_and_collect, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame, is_reply_end, read_frames
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
-SAMPLES = Path(__file__).parents[3] / "shared" / "compat" / "agentscope-sse-samples.txt"
+SAMPLES = COMPAT_DIR / "agentscope-sse-samples.txt"
 
 
 @pytest.fixture(scope="module")

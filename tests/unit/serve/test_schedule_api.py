@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,6 +13,7 @@ import pytest
 from actors.client import InProcessDispatcher, RuntimeClient
 from actors.settings import RuntimeSettings
 from serve.app import build_app
+from tests.support import COMPAT_DIR
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.schedules import agent_and_model, create_schedule, schedule_body
 
@@ -22,9 +22,7 @@ pytestmark = [pytest.mark.redis]
 ALICE = {"X-User-ID": "alice"}
 BOB = {"X-User-ID": "bob"}
 NO_MODEL = "http://127.0.0.1:9/v1"  # these tests never fire a schedule
-RECORDED = json.loads(
-    (Path(__file__).parents[4] / "shared" / "compat" / "agentscope-openapi.json").read_text()
-)["components"]["schemas"]
+RECORDED = json.loads((COMPAT_DIR / "agentscope-openapi.json").read_text())["components"]["schemas"]
 
 
 @pytest.fixture

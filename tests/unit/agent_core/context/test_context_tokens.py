@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -27,8 +26,9 @@ from agent_core.message import (
     UserMsg,
 )
 from agent_core.model.base import ToolSchema
+from tests.support import COMPAT_DIR
 
-RECORDED_SCHEMA = Path(__file__).parents[5] / "shared" / "compat" / "agentscope-openapi.json"
+RECORDED_SCHEMA = COMPAT_DIR / "agentscope-openapi.json"
 
 
 def _image() -> DataBlock:
