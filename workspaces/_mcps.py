@@ -22,6 +22,7 @@ from workspaces.errors import MCPExists, MCPNotFound, MCPUnavailable
 
 if TYPE_CHECKING:
     from agent_core.mcp import MCPClient
+    from agent_core.mcp.client import Launcher
 
 log = logging.getLogger(__name__)
 
@@ -29,13 +30,15 @@ log = logging.getLogger(__name__)
 class MCPRegistry:
     """The live MCP clients of one workspace, kept in step with its `.mcp` file."""
 
-    def __init__(self, file: Path, lock_dir: Path) -> None:
+    def __init__(self, file: Path, lock_dir: Path, launcher: Launcher | None = None) -> None:
         """Mirror `file`, taking the lock on `lock_dir` to change it.
 
         Args:
             file: The `.mcp` file (a JSON array of `MCPClientConfig`).
             lock_dir: The directory whose lock guards read-modify-write cycles.
+            launcher: Rewrites stdio servers' command lines (see `MCPClient`).
         """
+        self._launcher = launcher
         self._file = file
         self._lock_dir = lock_dir
         self._clients: dict[str, MCPClient] = {}
@@ -80,7 +83,7 @@ class MCPRegistry:
             if config.name in self._clients:
                 raise MCPExists(f"an MCP server named {config.name!r} is already registered")
             try:
-                client = _client_class().from_config(config)
+                client = _client_class().from_config(config, launcher=self._launcher)
                 await client.connect()
             except MCPError as exc:
                 raise MCPUnavailable(str(exc)) from exc
@@ -127,7 +130,7 @@ class MCPRegistry:
             await self._clients.pop(name).close()
         fresh = [config for name, config in configs.items() if name not in self._clients]
         async with asyncio.TaskGroup() as group:
-            tasks = {c.name: group.create_task(_open(c)) for c in fresh}
+            tasks = {c.name: group.create_task(_open(c, self._launcher)) for c in fresh}
         for name, task in tasks.items():
             client, error = task.result()
             if client is not None:
@@ -182,13 +185,15 @@ def _parse(entries: list[Any]) -> tuple[dict[str, MCPClientConfig], dict[str, st
     return configs, errors
 
 
-async def _open(config: MCPClientConfig) -> tuple[MCPClient | None, str | None]:
+async def _open(
+    config: MCPClientConfig, launcher: Launcher | None
+) -> tuple[MCPClient | None, str | None]:
     """A client for `config`, connected when stateful, and the connection error if any.
 
     A client whose connection failed is kept: its next use retries the connection.
     """
     try:
-        client = _client_class().from_config(config)
+        client = _client_class().from_config(config, launcher=launcher)
     except MCPError as exc:
         return None, str(exc)
     try:

@@ -10,7 +10,8 @@
     ├── WorkspaceItemNotFound    a named MCP server or skill is not in the workspace
     │   ├── MCPNotFound
     │   └── SkillNotFound
-    └── CorruptWorkspace         a file of the workspace layout cannot be read back
+    ├── CorruptWorkspace         a file of the workspace layout cannot be read back
+    └── SandboxUnavailable       the sandbox cannot be set up here (no bubblewrap, ...)
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -65,3 +66,7 @@ class SkillNotFound(WorkspaceItemNotFound):
     """No skill of that name is installed."""
 
     kind = "skill"
+
+
+class SandboxUnavailable(WorkspaceError):
+    """The sandbox cannot be set up here (bubblewrap missing or refused by the kernel)."""

@@ -19,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
-from agent_core.tool import Bash, Edit, Glob, Grep, Read, ToolBase, Write
+from agent_core.tool import ToolBase
+from agent_core.tool.builtin.runner import workspace_tools
 from workspaces._mcps import MCPRegistry
 from workspaces._offload import OffloadStore
 from workspaces._skills import SkillStore
@@ -34,6 +35,7 @@ from workspaces.errors import WorkspaceClosed
 
 if TYPE_CHECKING:
     from agent_core.mcp import MCPClient
+    from agent_core.mcp.client import Launcher
 
 MCP_FILE = ".mcp"
 DATA_DIR = "data"
@@ -55,6 +57,7 @@ class LocalWorkspace(WorkspaceBase):
         *,
         default_mcps: Sequence[MCPClientConfig] = (),
         skill_paths: Sequence[str | Path] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
         """Describe the workspace; nothing is touched until `initialize()`.
 
@@ -63,12 +66,15 @@ class LocalWorkspace(WorkspaceBase):
             workspace_id: Its identifier (default: the directory's name).
             default_mcps: MCP servers registered in a brand-new workspace.
             skill_paths: Skill directories installed in a brand-new workspace.
+            env: The whole environment of shell commands; None inherits this process's
+                (fine for a library; a service passes a scrubbed one).
         """
         self.workdir = Path(os.path.abspath(Path(workdir).expanduser()))
         self.workspace_id = workspace_id or self.workdir.name
         self.default_mcps = list(default_mcps)
         self.skill_paths = [Path(p) for p in skill_paths]
-        self._mcps = MCPRegistry(self.workdir / MCP_FILE, self.workdir)
+        self.env = None if env is None else dict(env)
+        self._mcps = MCPRegistry(self.workdir / MCP_FILE, self.workdir, self._mcp_launcher())
         self._skills = SkillStore(self.workdir / SKILLS_DIR, self.workdir)
         self._offload = OffloadStore(self.workdir / SESSIONS_DIR, self.workdir / DATA_DIR)
         self._open = False
@@ -123,10 +129,13 @@ class LocalWorkspace(WorkspaceBase):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def _mcp_launcher(self) -> Launcher | None:
+        """How stdio MCP servers are started (None: as configured, on the host)."""
+        return None
+
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """Bash, Read, Write, Edit, Glob and Grep, bound to `working_directory(cwd)`."""
-        where = self.working_directory(cwd)
-        return [Bash(where), Read(where), Write(where), Edit(where), Glob(where), Grep(where)]
+        return list(workspace_tools(self.working_directory(cwd), env=self.env))
 
     async def list_mcps(self) -> list[MCPClient]:
         """The MCP clients registered in `.mcp` (re-read if it changed), in its order."""

@@ -16,6 +16,9 @@ from agent_core.mcp.config import HttpMCPConfig, MCPClientConfig, StdioMCPConfig
 from agent_core.mcp.tool import MCPTool, error_chunk, progress_chunk, result_chunk
 from agent_core.tool.base import ToolChunk
 
+Launcher = Callable[[StdioMCPConfig], StdioMCPConfig]
+"""Rewrites a stdio server's launch command (e.g. to run it inside a sandbox)."""
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -45,6 +48,8 @@ class MCPClient:
         enable_tools: list[str] | None = None,
         disable_tools: list[str] | None = None,
         timeout: float = 60.0,
+        *,
+        launcher: Launcher | None = None,
     ) -> None:
         """Describe the server; nothing is contacted until `connect()` or a stateless listing.
 
@@ -55,6 +60,8 @@ class MCPClient:
             enable_tools: Expose only these server tools (None: all).
             disable_tools: Never expose these server tools.
             timeout: Seconds allowed to connect, to list tools, and for each tool call.
+            launcher: Rewrites a stdio server's command line before it starts (a workspace
+                runs it inside its sandbox this way); the configuration is kept as given.
 
         Raises:
             MCPError: When the configuration is invalid (bad name, stateless stdio, ...).
@@ -75,18 +82,23 @@ class MCPClient:
                 f"MCP client {name!r}: a stdio server needs is_stateful=True "
                 "(stateless sessions are supported over HTTP only)"
             )
+        self._launcher = launcher
         self._connection: Connection | None = None
         self._wanted = False
         self._lock = asyncio.Lock()
 
     @classmethod
-    def from_config(cls, config: MCPClientConfig) -> MCPClient:
+    def from_config(cls, config: MCPClientConfig, *, launcher: Launcher | None = None) -> MCPClient:
         """Build a client from its persisted configuration.
+
+        Args:
+            config: The configuration.
+            launcher: See `__init__`.
 
         Raises:
             MCPError: When the configuration is invalid.
         """
-        return cls(**dict(config))
+        return cls(**dict(config), launcher=launcher)
 
     @property
     def config(self) -> MCPClientConfig:
@@ -107,6 +119,14 @@ class MCPClient:
     def mcp_config(self) -> StdioMCPConfig | HttpMCPConfig:
         """How the server is reached."""
         return self._config.mcp_config
+
+    @property
+    def _launch_config(self) -> StdioMCPConfig | HttpMCPConfig:
+        """The transport actually opened: a stdio command line as the launcher rewrote it."""
+        config = self._config.mcp_config
+        if self._launcher is not None and isinstance(config, StdioMCPConfig):
+            return self._launcher(config)
+        return config
 
     @property
     def timeout(self) -> float:
@@ -253,7 +273,7 @@ class MCPClient:
                 next request reconnects.
         """
         if not self.is_stateful:
-            async with open_client(self.mcp_config) as client:
+            async with open_client(self._launch_config) as client:
                 return await action(client)
         connection = await self._live_connection()
         try:
@@ -282,7 +302,7 @@ class MCPClient:
             failure = f"cannot connect to MCP server {self.name!r}"
             try:
                 async with asyncio.timeout(self.timeout):
-                    self._connection = await Connection.open(self.mcp_config)
+                    self._connection = await Connection.open(self._launch_config)
             except TimeoutError as exc:
                 raise MCPError(f"{failure}: no handshake within {self.timeout} s") from exc
             except Exception as exc:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_core.message import DataOrText, TextBlock, ToolResultState
 from agent_core.state import AgentState, ReadCacheEntry
 from agent_core.tool.base import ToolBase, ToolChunk
+from agent_core.tool.execution import ToolExecutor, ToolInvocation
 from agent_core.tool.function import STATE_ARG, clean_schema, format_validation_error
 
 # Version-control metadata directories, never listed or searched.
@@ -75,10 +77,25 @@ P = TypeVar("P", bound=ToolInput)
 class BuiltinTool(ToolBase, Generic[P]):
     """A built-in tool: validates its arguments with `input_model`, then executes.
 
-    Invalid arguments become an ERROR result rather than an exception.
+    Invalid arguments become an ERROR result rather than an exception. A workspace-bound tool
+    (one with a `workspace` directory) may be bound to a `ToolExecutor`: it then validates
+    locally and runs the call wherever the executor runs it.
     """
 
     input_model: type[P]
+    executor: ToolExecutor | None = None
+    """Where calls run; None runs them in this process."""
+
+    def bind(self, executor: ToolExecutor | None) -> Self:
+        """Run this tool's calls through `executor` (None: in this process); return the tool.
+
+        Raises:
+            ValueError: The tool is not bound to a workspace directory.
+        """
+        if executor is not None and _cwd_of(self) is None:
+            raise ValueError(f"tool {self.name!r} has no workspace to delegate to")
+        self.executor = executor
+        return self
 
     async def __call__(self, *args: Any, **kwargs: Any) -> AsyncGenerator[ToolChunk, None]:
         """Validate the keyword arguments and stream the tool's output.
@@ -97,8 +114,30 @@ class BuiltinTool(ToolBase, Generic[P]):
         except ValidationError as exc:
             yield done(format_validation_error(self.name, exc), error=True)
             return
-        async for chunk in self.execute(params, state):
+        if self.executor is None:
+            stream = self.execute(params, state)
+        else:
+            stream = self._delegate(self.executor, params, state)
+        async for chunk in stream:
             yield chunk
+
+    async def _delegate(
+        self, executor: ToolExecutor, params: P, state: object
+    ) -> AsyncIterator[ToolChunk]:
+        """Run the validated call through `executor`, carrying the read cache both ways."""
+        context = state.tool_context if isinstance(state, AgentState) else None
+        invocation = ToolInvocation(
+            tool=self.name,
+            cwd=str(_cwd_of(self)),
+            arguments=params.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            tool_context=context,
+        )
+        async with contextlib.aclosing(executor.execute(invocation)) as outputs:
+            async for output in outputs:
+                if output.tool_context is not None and isinstance(state, AgentState):
+                    state.tool_context = output.tool_context
+                if output.chunk is not None:
+                    yield output.chunk
 
     def prepare(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Rewrite raw arguments before validation (aliases a model might use); default: none."""
@@ -152,6 +191,11 @@ class StatefulTool(BuiltinTool[P]):
         Returns:
             An async iterator of chunks.
         """
+
+
+def _cwd_of(tool: ToolBase) -> Path | None:
+    workspace = getattr(tool, "workspace", None)
+    return workspace.cwd if isinstance(workspace, Workspace) else None
 
 
 class Workspace:

@@ -6,8 +6,9 @@ import asyncio
 import codecs
 import contextlib
 import os
+import resource
 import signal
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,8 @@ class Bash(StatelessTool[BashInput]):
         additional_dangerous_files: Sequence[str] = (),
         additional_dangerous_directories: Sequence[str] = (),
         max_output_chars: int = 100_000,
+        env: Mapping[str, str] | None = None,
+        limits: Mapping[int, int] | None = None,
     ) -> None:
         """Create the tool for the workspace at `cwd`.
 
@@ -113,11 +116,21 @@ class Bash(StatelessTool[BashInput]):
             additional_dangerous_directories: Directory names that always need
                 confirmation, on top of the defaults.
             max_output_chars: Output beyond this many characters is dropped (and counted).
+            env: The commands' whole environment; None inherits this process's.
+            limits: Resource limits (`resource.RLIMIT_*` -> soft and hard value) set on each
+                command's shell before it starts, e.g. CPU seconds.
         """
         self.workspace = Workspace(cwd)
         self.additional_dangerous_files = list(additional_dangerous_files)
         self.additional_dangerous_directories = list(additional_dangerous_directories)
         self.max_output_chars = max_output_chars
+        self.env = None if env is None else dict(env)
+        self.limits = dict(limits or {})
+
+    def _apply_limits(self) -> None:
+        # Runs in the forked child before exec: lower its limits (children inherit them).
+        for which, value in self.limits.items():
+            resource.setrlimit(which, (value, value))
 
     def _command(self, tool_input: dict[str, Any]) -> str:
         raw = tool_input.get("command")
@@ -171,6 +184,8 @@ class Bash(StatelessTool[BashInput]):
                 "-c",
                 params.command,
                 cwd=self.workspace.cwd,
+                env=self.env,
+                preexec_fn=self._apply_limits if self.limits else None,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
