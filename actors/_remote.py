@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import time
 import zlib
+from collections.abc import AsyncGenerator
 from datetime import datetime
 from typing import Any
 
 import ray
 from ray.exceptions import RayActorError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
@@ -23,7 +27,13 @@ from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
-from actors.workspaces import shared_workspaces
+from actors.workspace_backends import workspace_manager
+from actors.workspace_host import SkillBundle, WorkspaceHost, WorkspaceRequest
+from actors.workspace_service import RayWorkspaceService
+from actors.workspaces import SessionWorkspaces
+from agent_core.mcp import MCPClientConfig
+from agent_core.message import Msg, ToolResultBlock
+from agent_core.tool.execution import ToolInvocation
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +71,7 @@ class SessionActor:
         )
         self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
         self._mailbox = Mailbox(bus, RayDispatcher(self._settings))
+        self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
         self._runtimes: dict[str, SessionRuntime] = {}
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
@@ -72,7 +83,7 @@ class SessionActor:
                 session_id,
                 self._storage,
                 self._mailbox,
-                shared_workspaces(self._settings),
+                self._workspaces,
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
             )
@@ -117,8 +128,6 @@ class SessionActor:
             await self._redis.zrem(self._keys.live(), session_id)
         if not self._dedicated:
             return True
-        # This process hosts only this session: stop its workspaces' MCP servers too.
-        await shared_workspaces(self._settings).aclose()
         await self._redis.aclose()
         # exit_actor() would count as a crash under max_restarts; kill without restart instead.
         me = ray.get_runtime_context().current_actor
@@ -255,6 +264,118 @@ class RayDispatcher:
             task.cancel()
         await asyncio.gather(*self._pending, return_exceptions=True)
         self._handles.clear()
+
+
+def workspace_actor_name(node_id: str) -> str:
+    """Ray actor name of the workspace host on a node."""
+    return f"workspace-host:{node_id}"
+
+
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0)
+class WorkspaceActor:
+    """Hosts the workspaces assigned to one node and runs everything that touches them.
+
+    Pinned to its node (workspace files live there). Ray restarts it if its process dies;
+    calls that were running end with an error result and the workspaces re-open on demand.
+    Tool calls are never retried automatically: they are not idempotent.
+    """
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self._host = WorkspaceHost(workspace_manager(RuntimeSettings.model_validate(settings)))
+
+    async def open(self, request: str, cwd: str | None) -> str:
+        """Open a workspace; its `WorkspaceView` as JSON."""
+        view = await self._host.open(WorkspaceRequest.model_validate_json(request), cwd)
+        return view.model_dump_json()
+
+    async def execute(self, request: str, invocation: str) -> AsyncGenerator[str, None]:
+        """Stream a built-in tool call's `ToolOutput`s as JSON."""
+        outputs = self._host.execute(
+            WorkspaceRequest.model_validate_json(request),
+            ToolInvocation.model_validate_json(invocation),
+        )
+        async with contextlib.aclosing(outputs):
+            async for output in outputs:
+                yield output.model_dump_json()
+
+    async def call_mcp(
+        self, request: str, server: str, tool: str, arguments: str
+    ) -> AsyncGenerator[str, None]:
+        """Stream an MCP tool call's `ToolChunk`s as JSON."""
+        chunks = self._host.call_mcp(
+            WorkspaceRequest.model_validate_json(request), server, tool, json.loads(arguments)
+        )
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk.model_dump_json()
+
+    def cancel(self, call_id: str) -> bool:
+        """Stop a running tool call (killing what it started)."""
+        return self._host.cancel(call_id)
+
+    async def offload_context(self, request: str, session_id: str, msgs: str) -> str:
+        """Persist compressed messages; the reference."""
+        parsed = [Msg.model_validate(item) for item in json.loads(msgs)]
+        req = WorkspaceRequest.model_validate_json(request)
+        return await self._host.offload_context(req, session_id, parsed)
+
+    async def offload_tool_result(self, request: str, session_id: str, result: str) -> str:
+        """Persist an oversized tool result; the reference."""
+        req = WorkspaceRequest.model_validate_json(request)
+        block = ToolResultBlock.model_validate_json(result)
+        return await self._host.offload_tool_result(req, session_id, block)
+
+    async def clear_session(self, request: str, session_id: str) -> None:
+        """Delete what was offloaded for a session."""
+        await self._host.clear_session(WorkspaceRequest.model_validate_json(request), session_id)
+
+    async def mcp_statuses(self, request: str) -> str:
+        """The MCP servers, as a JSON list of `MCPStatus`."""
+        statuses = await self._host.mcp_statuses(WorkspaceRequest.model_validate_json(request))
+        return json.dumps([status.model_dump(mode="json") for status in statuses])
+
+    async def add_mcp(self, request: str, config: str) -> None:
+        """Register an MCP server."""
+        req = WorkspaceRequest.model_validate_json(request)
+        await self._host.add_mcp(req, MCPClientConfig.model_validate_json(config))
+
+    async def remove_mcp(self, request: str, name: str) -> None:
+        """Unregister an MCP server."""
+        await self._host.remove_mcp(WorkspaceRequest.model_validate_json(request), name)
+
+    async def installed_skills(self, request: str) -> str:
+        """The skills, as a JSON list of `InstalledSkill`."""
+        skills = await self._host.installed_skills(WorkspaceRequest.model_validate_json(request))
+        return json.dumps([skill.model_dump(mode="json") for skill in skills])
+
+    async def add_skill(self, request: str, bundle: str) -> str:
+        """Install a skill bundle; the `InstalledSkill` as JSON."""
+        req = WorkspaceRequest.model_validate_json(request)
+        installed = await self._host.add_skill(req, SkillBundle.model_validate_json(bundle))
+        return installed.model_dump_json()
+
+    async def remove_skill(self, request: str, name: str) -> None:
+        """Uninstall a skill."""
+        await self._host.remove_skill(WorkspaceRequest.model_validate_json(request), name)
+
+    def pid(self) -> int:
+        """The worker process id (for operations and fault-injection tests)."""
+        return os.getpid()
+
+    def node_id(self) -> str:
+        """The Ray node the actor runs on."""
+        return str(ray.get_runtime_context().get_node_id())
+
+
+def workspace_actor(settings: RuntimeSettings, node_id: str) -> Any:
+    """Get or create the workspace host actor pinned to `node_id` (blocking)."""
+    return WorkspaceActor.options(  # type: ignore[attr-defined]
+        name=workspace_actor_name(node_id),
+        namespace=settings.namespace,
+        get_if_exists=True,
+        lifetime="detached",
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+    ).remote(settings.model_dump())
 
 
 SCHEDULER_ACTOR_NAME = "scheduler"

@@ -46,12 +46,16 @@ from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
 from actors.team import TeamStore
-from actors.workspaces import shared_workspaces
+from actors.workspaces import (
+    SessionWorkspaces,
+    WorkspaceHandle,
+    shared_workspaces,
+    workspace_request,
+)
 from agent_core.agent import ResumeEvent
 from agent_core.credential import Credential
 from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
-from workspaces import WorkspaceBase
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,12 @@ class RuntimeClient:
     Redis outages surface as `StorageUnavailable` from every public method.
     """
 
-    def __init__(self, settings: RuntimeSettings, dispatcher: SessionDispatcher) -> None:
+    def __init__(
+        self,
+        settings: RuntimeSettings,
+        dispatcher: SessionDispatcher,
+        workspaces: SessionWorkspaces | None = None,
+    ) -> None:
         self.settings = settings
         self.redis: Redis = connect(settings.redis_url)
         keys = Keys(settings.key_prefix)
@@ -88,7 +97,7 @@ class RuntimeClient:
             settings, self.redis, self.mailbox, self._check_model_configs, self.delete_session
         )
         self._sweeper: asyncio.Task[None] | None = None
-        self.workspaces = shared_workspaces(settings)
+        self.workspaces = workspaces or shared_workspaces(settings)
 
     def start_sweeper(self) -> None:
         """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
@@ -356,18 +365,17 @@ class RuntimeClient:
 
     async def session_workspace(
         self, user_id: str, agent_id: str, session_id: str
-    ) -> WorkspaceBase:
-        """Return the open workspace of one of the user's sessions (hosted in this process).
+    ) -> WorkspaceHandle:
+        """Return the workspace of one of the user's sessions, wherever it runs.
 
         Raises:
             SessionNotFound: no such session for this user.
             NotFound: the session does not belong to `agent_id`.
-            WorkspaceError: the workspace could not be opened.
         """
         session = await self.storage.get_session(user_id, session_id)
         if session.agent_id != agent_id:
             raise NotFound(agent_id)
-        return await self.workspaces.get(session)
+        return WorkspaceHandle(self.workspaces.service, workspace_request(session))
 
     async def events(self, session_id: str, after: str) -> AsyncIterator[tuple[str, str]]:
         """Yield (id, event JSON) after `after`, then tail the log; never ends by itself.
@@ -402,6 +410,13 @@ class RuntimeClient:
             cursor = batch[-1][0]
 
 
+def ray_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
+    """Return the workspaces of a Ray deployment (served by workspace actors)."""
+    from actors.workspace_service import RayWorkspaceService
+
+    return SessionWorkspaces(RayWorkspaceService(settings))
+
+
 def ray_dispatcher(settings: RuntimeSettings) -> SessionDispatcher:
     """Return a dispatcher that hosts sessions in named Ray actors (Ray must be initialised)."""
     from actors._remote import RayDispatcher
@@ -414,5 +429,7 @@ __all__ = [
     "MessagesPage",
     "RuntimeClient",
     "SessionDispatcher",
+    "WorkspaceHandle",
     "ray_dispatcher",
+    "ray_workspaces",
 ]

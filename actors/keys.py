@@ -36,6 +36,10 @@ class Keys:
         """AgentRecord JSON."""
         return f"{self.prefix}:agent:{agent_id}"
 
+    def workspace_placement(self) -> str:
+        """Hash: workspace (JSON [user_id, workspace id]) -> JSON {node, moved_from, at}."""
+        return f"{self.prefix}:workspace-placement"
+
     def credential(self, credential_id: str) -> str:
         """CredentialRecord JSON."""
         return f"{self.prefix}:credential:{credential_id}"

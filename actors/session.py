@@ -241,7 +241,7 @@ class SessionRuntime:
             model=model,
             toolkit=toolkit,
             state=state,
-            offloader=kit.workspace,
+            offloader=kit.offloader,
             middlewares=[AnnounceChangesMiddleware()],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,

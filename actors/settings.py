@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -62,6 +63,15 @@ class RuntimeSettings(BaseModel):
         description="Directory holding the local workspaces (made absolute where the settings "
         "are built, so every process agrees).",
     )
+    workspace_backend: Literal["auto", "sandbox", "docker", "e2b", "local"] = Field(
+        default_factory=lambda: os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
+        validate_default=True,
+        description="Where tools run: `sandbox` (bubblewrap), `docker`, `e2b`, `local` (no "
+        "isolation, development only) or `auto` (`sandbox` where bwrap exists, else `local`).",
+    )
+    workspace_network: bool = Field(
+        default=False, description="Give sandboxed tools the network (default: none)."
+    )
     workspace_ttl: float = Field(
         default=3600.0, gt=0, description="Seconds an unused workspace stays open."
     )
@@ -84,6 +94,7 @@ class RuntimeSettings(BaseModel):
             namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
             secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
             workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
+            workspace_backend=os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
             session_resources=json.loads(os.environ.get("TROUPE_SESSION_RESOURCES") or "{}"),
             session_hosts=int(os.environ.get("TROUPE_SESSION_HOSTS") or 0),
         )

@@ -1,9 +1,10 @@
-"""How the runtime gets a session's workspace, and what a session's agent takes from it.
+"""What a session's agent takes from its workspace, wherever the workspace runs.
 
-Each process (an API replica, a session actor's worker, a single-process server) has one
-`SessionWorkspaces`, from `shared_workspaces(settings)`: a `LocalWorkspaceManager` under
-`settings.workspace_root`, isolating per agent unless a session names its workspace. Processes
-opening the same workspace agree through its files (see `workspaces.local`).
+Sessions never open workspaces: they ask a `WorkspaceService` — the `WorkspaceActor` on a
+sandbox node (`actors.workspace_service.RayWorkspaceService`), or a `WorkspaceHost` in the same
+process for single-process servers (`shared_workspaces`). The session gets the workspace's
+built-in tools bound to the service (they validate and answer permission checks locally, and
+run in the workspace), proxies of its MCP tools, the `Skill` viewer, and an offloader.
 """
 
 from __future__ import annotations
@@ -11,47 +12,186 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from actors.records import SessionRecord
 from actors.settings import RuntimeSettings
+from actors.workspace_backends import workspace_manager
+from actors.workspace_host import (
+    SkillBundle,
+    WorkspaceHost,
+    WorkspaceRequest,
+    WorkspaceView,
+    mcp_tool_from_view,
+)
+from agent_core.mcp import MCPClientConfig, MCPTool
+from agent_core.message import Msg, ToolResultBlock
 from agent_core.permission import PermissionContext
 from agent_core.permission.types import AdditionalWorkingDirectory
-from agent_core.tool import ToolBase
-from workspaces import LocalWorkspaceManager, WorkspaceBase, WorkspaceManagerBase
+from agent_core.skill import SkillViewer
+from agent_core.tool import ToolBase, ToolChunk
+from agent_core.tool.builtin.runner import workspace_tools
+from agent_core.tool.execution import ToolInvocation, ToolOutput
+from workspaces import InstalledSkill, MCPStatus
 
 # Keys of the working directories a session's workspace grants in its PermissionContext.
 WORKSPACE_DIRECTORY = "workspace"
 CWD_DIRECTORY = "cwd"
 
 
+class WorkspaceService(Protocol):
+    """Serves workspace requests: a `WorkspaceHost` in this process, or workspace actors."""
+
+    async def open(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceView:
+        """Open the workspace and describe it for a session working in `cwd`."""
+        ...
+
+    def execute(
+        self, request: WorkspaceRequest, invocation: ToolInvocation
+    ) -> AsyncGenerator[ToolOutput, None]:
+        """Run a built-in tool call in the workspace (closing the stream stops it)."""
+        ...
+
+    def call_mcp(
+        self, request: WorkspaceRequest, server: str, tool: str, arguments: dict[str, Any]
+    ) -> AsyncGenerator[ToolChunk, None]:
+        """Call a tool of one of the workspace's MCP servers."""
+        ...
+
+    async def offload_context(
+        self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]
+    ) -> str:
+        """Persist compressed messages; return the reference."""
+        ...
+
+    async def offload_tool_result(
+        self, request: WorkspaceRequest, session_id: str, result: ToolResultBlock
+    ) -> str:
+        """Persist an oversized tool result; return the reference."""
+        ...
+
+    async def clear_session(self, request: WorkspaceRequest, session_id: str) -> None:
+        """Delete what was offloaded for a session."""
+        ...
+
+    async def mcp_statuses(self, request: WorkspaceRequest) -> list[MCPStatus]:
+        """The workspace's MCP servers with their tools and health."""
+        ...
+
+    async def add_mcp(self, request: WorkspaceRequest, config: MCPClientConfig) -> None:
+        """Register an MCP server."""
+        ...
+
+    async def remove_mcp(self, request: WorkspaceRequest, name: str) -> None:
+        """Unregister an MCP server."""
+        ...
+
+    async def installed_skills(self, request: WorkspaceRequest) -> list[InstalledSkill]:
+        """The workspace's skills."""
+        ...
+
+    async def add_skill(self, request: WorkspaceRequest, bundle: SkillBundle) -> InstalledSkill:
+        """Install a skill sent as a bundle."""
+        ...
+
+    async def remove_skill(self, request: WorkspaceRequest, name: str) -> None:
+        """Uninstall a skill."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what this service holds in this process."""
+        ...
+
+
+def workspace_request(session: SessionRecord) -> WorkspaceRequest:
+    """Which workspace serves a session."""
+    return WorkspaceRequest(
+        user_id=session.user_id,
+        agent_id=session.agent_id,
+        session_id=session.id,
+        workspace_id=session.config.workspace_id or None,
+    )
+
+
+@dataclass(frozen=True)
+class _Executor:
+    """`ToolExecutor` of one workspace: built-in tool calls go to its service."""
+
+    service: WorkspaceService
+    request: WorkspaceRequest
+
+    def execute(self, invocation: ToolInvocation) -> AsyncGenerator[ToolOutput, None]:
+        return self.service.execute(self.request, invocation)
+
+
+@dataclass(frozen=True)
+class _MCPServer:
+    """`MCPToolCaller` of one MCP server of one workspace."""
+
+    service: WorkspaceService
+    request: WorkspaceRequest
+    name: str
+
+    def call_tool(
+        self, tool_name: str, arguments: dict[str, Any]
+    ) -> AsyncGenerator[ToolChunk, None]:
+        return self.service.call_mcp(self.request, self.name, tool_name, arguments)
+
+
+@dataclass(frozen=True)
+class WorkspaceOffloader:
+    """The `Offloader` of a session whose workspace runs elsewhere."""
+
+    service: WorkspaceService
+    request: WorkspaceRequest
+
+    async def offload_context(self, session_id: str, msgs: list[Msg], **kwargs: Any) -> str:
+        """Persist compressed messages in the workspace; return the file path."""
+        return await self.service.offload_context(self.request, session_id, msgs)
+
+    async def offload_tool_result(
+        self, session_id: str, tool_result: ToolResultBlock, **kwargs: Any
+    ) -> str:
+        """Persist an oversized tool result in the workspace; return the file path."""
+        return await self.service.offload_tool_result(self.request, session_id, tool_result)
+
+
 @dataclass(frozen=True)
 class SessionKit:
     """What a session's agent takes from its workspace for one reply."""
 
-    workspace: WorkspaceBase
-    """The open workspace; it is also the agent's offloader."""
-    cwd: Path
-    """Where the agent's file and shell tools start."""
+    view: WorkspaceView
+    """The workspace as it was described for this reply."""
+    offloader: WorkspaceOffloader
+    """Where compressed context and oversized tool results go."""
     tools: list[ToolBase]
     """Built-in tools bound to `cwd`, the MCP servers' tools, the `Skill` viewer."""
-    prompt_fragment: str
-    """The workspace's section of the system prompt."""
+
+    @property
+    def workdir(self) -> Path:
+        """The workspace root, as the tools see it."""
+        return Path(self.view.workdir)
+
+    @property
+    def cwd(self) -> Path:
+        """Where the agent's file and shell tools start."""
+        return Path(self.view.cwd)
 
     def system_prompt(self, base: str) -> str:
         """`base` followed by the workspace's section."""
-        return f"{base}\n\n{self.prompt_fragment}" if self.prompt_fragment else base
+        fragment = self.view.prompt_fragment
+        return f"{base}\n\n{fragment}" if fragment else base
 
     def grant(self, permissions: PermissionContext) -> None:
         """Make the workspace (and `cwd`, when outside it) working directories of `permissions`."""
         directories = permissions.working_directories
-        root = self.workspace.workdir
         directories[WORKSPACE_DIRECTORY] = AdditionalWorkingDirectory(
-            path=str(root), source="workspace"
+            path=str(self.workdir), source="workspace"
         )
-        if self.cwd.is_relative_to(root):
+        if self.cwd.is_relative_to(self.workdir):
             directories.pop(CWD_DIRECTORY, None)
         else:
             directories[CWD_DIRECTORY] = AdditionalWorkingDirectory(
@@ -59,67 +199,62 @@ class SessionKit:
             )
 
 
+def session_kit(
+    service: WorkspaceService, request: WorkspaceRequest, view: WorkspaceView
+) -> SessionKit:
+    """The tools and offloader a session gets from the workspace `view` describes."""
+    executor = _Executor(service, request)
+    tools: list[ToolBase] = [tool.bind(executor) for tool in workspace_tools(view.cwd)]
+    tools.extend(
+        MCPTool(_MCPServer(service, request, entry.server), mcp_tool_from_view(entry))
+        for entry in view.mcp_tools
+    )
+    if view.skills:
+        tools.append(SkillViewer(view.skills))
+    return SessionKit(view, WorkspaceOffloader(service, request), tools)
+
+
 class SessionWorkspaces:
-    """Sessions' workspaces, from one workspace manager (entered on first use)."""
+    """Sessions' workspaces, served by one `WorkspaceService`."""
 
-    def __init__(self, manager: WorkspaceManagerBase) -> None:
-        self.manager = manager
-        self._stack: contextlib.AsyncExitStack | None = None
+    def __init__(self, service: WorkspaceService) -> None:
+        self.service = service
         self.loop: asyncio.AbstractEventLoop | None = None
-
-    async def _started(self) -> WorkspaceManagerBase:
-        if self._stack is None:
-            stack = contextlib.AsyncExitStack()
-            await stack.enter_async_context(self.manager)
-            self._stack, self.loop = stack, asyncio.get_running_loop()
-        return self.manager
-
-    async def get(self, session: SessionRecord) -> WorkspaceBase:
-        """The session's open workspace.
-
-        Raises:
-            WorkspaceError: The workspace could not be opened.
-        """
-        manager = await self._started()
-        return await manager.get_workspace(*_request(session))
 
     @contextlib.asynccontextmanager
     async def kit(self, session: SessionRecord) -> AsyncIterator[SessionKit]:
-        """The session's workspace resources, the workspace kept open until the block exits.
+        """The session's workspace resources for one reply.
 
         Raises:
             WorkspaceError: The workspace could not be opened.
         """
-        manager = await self._started()
-        async with manager.lease(*_request(session)) as workspace:
-            cwd = workspace.working_directory(session.config.cwd)
-            tools, fragment = await workspace.toolset(cwd)
-            yield SessionKit(workspace, cwd, tools, fragment)
+        self.loop = self.loop or asyncio.get_running_loop()
+        request = workspace_request(session)
+        view = await self.service.open(request, session.config.cwd)
+        yield session_kit(self.service, request, view)
 
     async def aclose(self) -> None:
-        """Close every workspace (stopping their MCP servers) and forget this instance."""
+        """Release the service and forget this instance."""
         for key, shared in list(_SHARED.items()):
             if shared is self:
                 del _SHARED[key]
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
+        await self.service.aclose()
 
 
-def _request(session: SessionRecord) -> tuple[str, str, str, str | None]:
-    return session.user_id, session.agent_id, session.id, session.config.workspace_id or None
-
-
-_SHARED: dict[tuple[str, float], SessionWorkspaces] = {}
+_SHARED: dict[tuple[str, float, str], SessionWorkspaces] = {}
 
 
 def shared_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
-    """This process's `SessionWorkspaces` for `settings` (created on first call).
+    """This process's in-process `SessionWorkspaces` for `settings` (created on first call).
 
     An instance started on another event loop (one that a previous test ran, say) cannot be
     used from this one and is replaced.
     """
-    key = (os.path.abspath(settings.workspace_root), settings.workspace_ttl)
+    key = (
+        os.path.abspath(settings.workspace_root),
+        settings.workspace_ttl,
+        settings.workspace_backend,
+    )
     shared = _SHARED.get(key)
     if shared is not None and shared.loop is not None:
         try:
@@ -129,6 +264,55 @@ def shared_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
         if current is not None and shared.loop is not current:
             shared = None
     if shared is None:
-        manager = LocalWorkspaceManager(settings.workspace_root, ttl=settings.workspace_ttl)
-        shared = _SHARED[key] = SessionWorkspaces(manager)
+        shared = _SHARED[key] = SessionWorkspaces(WorkspaceHost(workspace_manager(settings)))
     return shared
+
+
+@dataclass(frozen=True)
+class WorkspaceHandle:
+    """One session's workspace as the REST API manages it (MCP servers, skills)."""
+
+    service: WorkspaceService
+    request: WorkspaceRequest
+
+    async def mcp_statuses(self) -> list[MCPStatus]:
+        """The MCP servers with their tools and health."""
+        return await self.service.mcp_statuses(self.request)
+
+    async def add_mcp(self, config: MCPClientConfig) -> None:
+        """Register an MCP server (connected first when stateful).
+
+        Raises:
+            MCPExists: the name is taken.
+            MCPUnavailable: the server cannot be reached or the configuration is rejected.
+        """
+        await self.service.add_mcp(self.request, config)
+
+    async def remove_mcp(self, name: str) -> None:
+        """Unregister an MCP server.
+
+        Raises:
+            MCPNotFound: no such server.
+        """
+        await self.service.remove_mcp(self.request, name)
+
+    async def installed_skills(self) -> list[InstalledSkill]:
+        """The installed skills."""
+        return await self.service.installed_skills(self.request)
+
+    async def add_skill(self, skill_path: str | Path) -> InstalledSkill:
+        """Install the skill directory at `skill_path` (read here, installed in the workspace).
+
+        Raises:
+            InvalidSkill: not a skill directory, or too large.
+        """
+        bundle = await asyncio.to_thread(SkillBundle.read, Path(skill_path))
+        return await self.service.add_skill(self.request, bundle)
+
+    async def remove_skill(self, name: str) -> None:
+        """Uninstall a skill.
+
+        Raises:
+            SkillNotFound: no such skill.
+        """
+        await self.service.remove_skill(self.request, name)

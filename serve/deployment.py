@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from ray import serve
 
-from actors.client import RuntimeClient, ray_dispatcher
+from actors.client import RuntimeClient, ray_dispatcher, ray_workspaces
 from actors.settings import RuntimeSettings
 from serve.app import build_app
 
@@ -19,7 +19,9 @@ def _app_builder(settings_payload: dict[str, Any]) -> Callable[[], FastAPI]:
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
         settings = RuntimeSettings.model_validate(settings_payload)
-        return build_app(lambda: RuntimeClient(settings, ray_dispatcher(settings)))
+        return build_app(
+            lambda: RuntimeClient(settings, ray_dispatcher(settings), ray_workspaces(settings))
+        )
 
     return build
 

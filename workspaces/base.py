@@ -15,6 +15,7 @@ from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.skill import Skill, SkillViewer, skills_prompt_fragment
 from agent_core.tool import ToolBase
+from agent_core.tool.execution import ToolExecutor
 
 if TYPE_CHECKING:
     from agent_core.mcp import MCPClient, MCPTool
@@ -116,6 +117,13 @@ class WorkspaceBase(ABC):
 
         Raises:
             WorkspaceClosed: The workspace is not open.
+        """
+
+    @abstractmethod
+    def tool_executor(self) -> ToolExecutor:
+        """Where the workspace runs built-in tool calls (in-process, a sandbox, a container).
+
+        A runtime that keeps the agent elsewhere sends `ToolInvocation`s here.
         """
 
     @abstractmethod

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolBase
-from agent_core.tool.builtin.runner import workspace_tools
+from agent_core.tool.builtin.runner import WorkspaceToolRunner, workspace_tools
+from agent_core.tool.execution import ToolExecutor
 from workspaces._mcps import MCPRegistry
 from workspaces._offload import OffloadStore
 from workspaces._skills import SkillStore
@@ -74,6 +75,7 @@ class LocalWorkspace(WorkspaceBase):
         self.default_mcps = list(default_mcps)
         self.skill_paths = [Path(p) for p in skill_paths]
         self.env = None if env is None else dict(env)
+        self._runner = WorkspaceToolRunner(env=self.env)
         self._mcps = MCPRegistry(self.workdir / MCP_FILE, self.workdir, self._mcp_launcher())
         self._skills = SkillStore(self.workdir / SKILLS_DIR, self.workdir)
         self._offload = OffloadStore(self.workdir / SESSIONS_DIR, self.workdir / DATA_DIR)
@@ -128,6 +130,10 @@ class LocalWorkspace(WorkspaceBase):
         path = Path(os.path.normpath(self.workdir / path))
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def tool_executor(self) -> ToolExecutor:
+        """Calls run in this process (shell commands get `env`)."""
+        return self._runner
 
     def _mcp_launcher(self) -> Launcher | None:
         """How stdio MCP servers are started (None: as configured, on the host)."""

@@ -109,6 +109,7 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
         default_mcps: Sequence[MCPClientConfig] = (),
         skill_paths: Sequence[str | Path] = (),
         clock: Callable[[], float] = time.monotonic,
+        factory: Callable[..., WorkspaceBase] = LocalWorkspace,
     ) -> None:
         """Keep workspaces under `basedir`.
 
@@ -118,6 +119,9 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
             default_mcps: MCP servers registered in every brand-new workspace.
             skill_paths: Skills installed in every brand-new workspace.
             clock: Monotonic seconds (replaceable in tests).
+            factory: Builds a workspace: called as `factory(workdir, workspace_id,
+                default_mcps=..., skill_paths=...)` (default `LocalWorkspace`; e.g. a
+                `SandboxWorkspace` with its policy bound).
         """
         if ttl <= 0:
             raise ValueError("ttl must be positive")
@@ -126,6 +130,7 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
         self.default_mcps = list(default_mcps)
         self.skill_paths = list(skill_paths)
         self._clock = clock
+        self._factory = factory
         self._entries: dict[WorkspaceKey, _Entry] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -209,7 +214,7 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
     def _entry(self, key: WorkspaceKey) -> _Entry:
         entry = self._entries.get(key)
         if entry is None:
-            workspace = LocalWorkspace(
+            workspace = self._factory(
                 self.workdir(key),
                 key.workspace_id,
                 default_mcps=self.default_mcps,

@@ -23,6 +23,7 @@ from agent_core.mcp.client import Launcher
 from agent_core.mcp.config import StdioMCPConfig
 from agent_core.tool import ToolBase
 from agent_core.tool.builtin.runner import workspace_tools
+from agent_core.tool.execution import ToolExecutor
 from workspaces._bwrap import bwrap_argv, bwrap_path, python_dirs
 from workspaces._cgroups import CgroupBudget
 from workspaces._env import agent_environment
@@ -165,6 +166,10 @@ class SandboxWorkspace(LocalWorkspace):
             log.warning("workspace %s: %s", self.workspace_id, note)
         self._host = self._tool_host()
         await super().initialize()
+
+    def tool_executor(self) -> ToolExecutor:
+        """Calls run in the sandbox's tool host."""
+        return self._host
 
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """The built-in tools bound to `working_directory(cwd)`, run inside the sandbox."""

@@ -6,15 +6,12 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp import types
 
 from agent_core.message import Base64Source, DataBlock, DataOrText, TextBlock, ToolResultState
 from agent_core.tool.base import ToolBase, ToolChunk
-
-if TYPE_CHECKING:
-    from agent_core.mcp.client import MCPClient
 
 # Characters a provider accepts in a function name; MCP also allows '.' (and servers send more).
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -78,6 +75,21 @@ def error_chunk(text: str) -> ToolChunk:
     return ToolChunk(content=[TextBlock(text=text)], state=ToolResultState.ERROR, is_last=True)
 
 
+class MCPToolCaller(Protocol):
+    """What an `MCPTool` calls through: an `MCPClient`, or a proxy to a remote workspace's."""
+
+    @property
+    def name(self) -> str:
+        """The MCP server's name."""
+        ...
+
+    def call_tool(
+        self, tool_name: str, arguments: dict[str, Any]
+    ) -> AsyncGenerator[ToolChunk, None]:
+        """Call one of the server's tools, streaming progress and then the final result."""
+        ...
+
+
 class MCPTool(ToolBase):
     """A tool of an MCP server, called through the `MCPClient` that listed it.
 
@@ -90,7 +102,7 @@ class MCPTool(ToolBase):
 
     is_mcp = True
 
-    def __init__(self, client: MCPClient, tool: types.Tool) -> None:
+    def __init__(self, client: MCPToolCaller, tool: types.Tool) -> None:
         """Wrap `tool`, as listed by `client`.
 
         Args:

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 
+from actors.client import WorkspaceHandle
 from serve.deps import Runtime, UserId
 from serve.workspace_schemas import (
     AddSkillRequest,
@@ -23,7 +24,6 @@ from workspaces import (
     InvalidSkill,
     MCPExists,
     MCPUnavailable,
-    WorkspaceBase,
     WorkspaceClosed,
     WorkspaceError,
     WorkspaceItemNotFound,
@@ -57,11 +57,11 @@ async def _session_workspace(
     runtime: Runtime,
     agent_id: Annotated[str, Query(description="The session's agent.")],
     session_id: Annotated[str, Query(description="The session whose workspace is meant.")],
-) -> WorkspaceBase:
+) -> WorkspaceHandle:
     return await runtime.session_workspace(user, agent_id, session_id)
 
 
-SessionWorkspace = Annotated[WorkspaceBase, Depends(_session_workspace)]
+SessionWorkspace = Annotated[WorkspaceHandle, Depends(_session_workspace)]
 
 
 @router.get("/mcp")

@@ -6,9 +6,18 @@ from pathlib import Path
 
 from actors.records import SessionConfig, SessionRecord
 from actors.settings import RuntimeSettings
-from actors.workspaces import SessionWorkspaces, shared_workspaces
+from actors.workspace_host import WorkspaceHost
+from actors.workspaces import (
+    SessionWorkspaces,
+    WorkspaceHandle,
+    shared_workspaces,
+    workspace_request,
+)
+from agent_core.message import TextBlock, ToolCallBlock
 from agent_core.permission import PermissionContext
 from agent_core.ports import Offloader
+from agent_core.state import AgentState
+from agent_core.tool import Toolkit
 from tests.unit.workspaces._helpers import write_skill
 from workspaces import LocalWorkspaceManager
 
@@ -18,15 +27,15 @@ def session(**config: str) -> SessionRecord:
 
 
 async def test_a_session_kit_binds_tools_prompt_and_permissions(tmp_path: Path) -> None:
-    workspaces = SessionWorkspaces(LocalWorkspaceManager(tmp_path))
+    workspaces = SessionWorkspaces(WorkspaceHost(LocalWorkspaceManager(tmp_path)))
     root = tmp_path / "alice" / "a-1"
     try:
-        workspace = await workspaces.get(session())
-        await workspace.add_skill(write_skill(tmp_path / "src", "review", "Review code."))
+        handle = WorkspaceHandle(workspaces.service, workspace_request(session()))
+        await handle.add_skill(write_skill(tmp_path / "src", "review", "Review code."))
 
         async with workspaces.kit(session(cwd="project")) as kit:
-            assert kit.workspace is workspace
-            assert isinstance(kit.workspace, Offloader)
+            assert isinstance(kit.offloader, Offloader)
+            assert kit.workdir == root
             assert kit.cwd == root / "project"
             names = [tool.name for tool in kit.tools]
             assert names == ["Bash", "Read", "Write", "Edit", "Glob", "Grep", "Skill"]
@@ -46,17 +55,46 @@ async def test_a_session_kit_binds_tools_prompt_and_permissions(tmp_path: Path) 
             assert permissions.working_directories["cwd"].path == str(tmp_path / "elsewhere")
 
         async with workspaces.kit(session(workspace_id="shared")) as kit:
-            assert kit.workspace.workdir == tmp_path / "alice" / "shared"
+            assert kit.workdir == tmp_path / "alice" / "shared"
             kit.grant(permissions)
             assert "cwd" not in permissions.working_directories
     finally:
         await workspaces.aclose()
 
 
+async def test_kit_tools_run_in_the_workspace_host_and_carry_the_read_cache(
+    tmp_path: Path,
+) -> None:
+    workspaces = SessionWorkspaces(WorkspaceHost(LocalWorkspaceManager(tmp_path)))
+    try:
+        async with workspaces.kit(session()) as kit:
+            toolkit = Toolkit(kit.tools)
+            state = AgentState()
+            write = ToolCallBlock(
+                id="w", name="Write", input='{"file_path": "notes.md", "content": "hi\\n"}'
+            )
+            chunks = [chunk async for chunk in toolkit.call(write, state)]
+            assert chunks[-1].state.value == "success"
+            assert (kit.workdir / "notes.md").read_text() == "hi\n"
+            read = ToolCallBlock(id="r", name="Read", input='{"file_path": "notes.md"}')
+            chunks = [chunk async for chunk in toolkit.call(read, state)]
+            assert isinstance(chunks[-1].content[0], TextBlock)
+            assert "hi" in chunks[-1].content[0].text
+            cached = [entry.file_path for entry in state.tool_context.read_file_cache]
+            assert cached == [str(kit.workdir / "notes.md")]
+            path = await kit.offloader.offload_context("s-1", [])
+            assert path.startswith(str(kit.workdir))
+    finally:
+        await workspaces.aclose()
+
+
 async def test_each_process_shares_one_instance_per_root(tmp_path: Path) -> None:
-    settings = RuntimeSettings(redis_url="redis://unused", workspace_root=str(tmp_path))
+    settings = RuntimeSettings(
+        redis_url="redis://unused", workspace_root=str(tmp_path), workspace_backend="local"
+    )
     first = shared_workspaces(settings)
     assert shared_workspaces(settings) is first
-    await first.get(session())
+    async with first.kit(session()):
+        pass
     await first.aclose()
     assert shared_workspaces(settings) is not first

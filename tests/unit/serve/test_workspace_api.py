@@ -42,7 +42,10 @@ TIME: dict[str, Any] = {
 
 @pytest.fixture
 async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    settings = RuntimeSettings(redis_url=redis_url, workspace_root=str(tmp_path / "root"))
+    # The API semantics; MCP servers from tests/support exist only outside a sandbox.
+    settings = RuntimeSettings(
+        redis_url=redis_url, workspace_root=str(tmp_path / "root"), workspace_backend="local"
+    )
     app = build_app(lambda: RuntimeClient(settings, InProcessDispatcher(settings)))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)

@@ -1,0 +1,269 @@
+"""`WorkspaceHost`: the workspaces one process serves, operated by request.
+
+A workspace host owns workspaces (through a workspace manager, so per the isolation policy)
+and runs everything that touches their files: built-in tool calls, MCP servers, skills,
+offloads. Sessions and API replicas never open a workspace themselves; they send it requests,
+over Ray to the `WorkspaceActor` on a sandbox node (`actors.workspace_service`), or directly
+to a host in the same process (single-process servers and tests). Everything that crosses the
+boundary is JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import shutil
+import tempfile
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp import types
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_core.mcp import MCPClientConfig, MCPTool
+from agent_core.message import Msg, ToolResultBlock
+from agent_core.skill import Skill
+from agent_core.tool import ToolChunk
+from agent_core.tool.builtin.runner import final_error
+from agent_core.tool.execution import ToolInvocation, ToolOutput
+from workspaces import InstalledSkill, MCPStatus, WorkspaceBase, WorkspaceManagerBase
+from workspaces.errors import InvalidSkill
+
+MAX_SKILL_BUNDLE_BYTES = 16 * 1024 * 1024
+
+
+class WorkspaceRequest(BaseModel):
+    """Which workspace a request is about: the isolation policy keys it from these."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user_id: str
+    agent_id: str
+    session_id: str
+    workspace_id: str | None = None
+
+
+class MCPToolView(BaseModel):
+    """One tool of a workspace's MCP server, as listed by the server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = Field(description="The MCP server's name in the workspace.")
+    tool: dict[str, Any] = Field(description="The server's `tools/list` entry.")
+
+
+class WorkspaceView(BaseModel):
+    """What a session takes from its workspace for one reply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workspace_id: str
+    workdir: str = Field(description="The workspace root, as the tools see it.")
+    cwd: str = Field(description="Where the session's file and shell tools start.")
+    prompt_fragment: str = Field(description="The workspace's section of the system prompt.")
+    mcp_tools: list[MCPToolView] = Field(default_factory=list)
+    skills: list[Skill] = Field(default_factory=list)
+
+
+class SkillBundle(BaseModel):
+    """A skill directory in transit: relative path -> base64 content."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files: dict[str, str] = Field(description="Each file of the skill, base64-encoded.")
+
+    @classmethod
+    def read(cls, directory: Path) -> SkillBundle:
+        """Pack a skill directory (blocking: run it in a thread).
+
+        Raises:
+            InvalidSkill: It is not a directory, or it is too large to send.
+        """
+        directory = directory.expanduser()
+        if not directory.is_dir():
+            raise InvalidSkill(f"{directory} is not a directory")
+        files: dict[str, str] = {}
+        total = 0
+        for path in sorted(directory.rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            data = path.read_bytes()
+            total += len(data)
+            if total > MAX_SKILL_BUNDLE_BYTES:
+                raise InvalidSkill(f"{directory} holds more than {MAX_SKILL_BUNDLE_BYTES} bytes")
+            files[path.relative_to(directory).as_posix()] = base64.b64encode(data).decode()
+        return cls(files=files)
+
+    def write(self, directory: Path) -> None:
+        """Unpack into `directory` (blocking).
+
+        Raises:
+            InvalidSkill: A path would land outside `directory`.
+        """
+        root = directory.resolve()
+        for name, data in self.files.items():
+            target = (root / name).resolve()
+            if not target.is_relative_to(root) or target == root:
+                raise InvalidSkill(f"skill file {name!r} points outside the skill")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(base64.b64decode(data))
+
+
+class WorkspaceHost:
+    """Serves workspace requests from the workspaces of one manager, in this process."""
+
+    def __init__(self, manager: WorkspaceManagerBase) -> None:
+        """Serve the workspaces of `manager` (entered on first use, closed by `aclose`)."""
+        self.manager = manager
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._calls: dict[str, asyncio.Task[Any]] = {}
+
+    async def _manager(self) -> WorkspaceManagerBase:
+        if self._stack is None:
+            stack = contextlib.AsyncExitStack()
+            await stack.enter_async_context(self.manager)
+            self._stack = stack
+        return self.manager
+
+    @contextlib.asynccontextmanager
+    async def _workspace(self, request: WorkspaceRequest) -> AsyncIterator[WorkspaceBase]:
+        manager = await self._manager()
+        async with manager.lease(
+            request.user_id, request.agent_id, request.session_id, request.workspace_id
+        ) as workspace:
+            yield workspace
+
+    async def open(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceView:
+        """Open the workspace; describe its tools, skills and prompt section for `cwd`.
+
+        Raises:
+            WorkspaceError: The workspace could not be opened.
+        """
+        async with self._workspace(request) as workspace:
+            where = workspace.working_directory(cwd)
+            tools, fragment = await workspace.toolset(where)
+            mcp_tools = [
+                MCPToolView(
+                    server=tool.client.name,
+                    tool=tool.mcp_tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+                )
+                for tool in tools
+                if isinstance(tool, MCPTool)
+            ]
+            return WorkspaceView(
+                workspace_id=workspace.workspace_id,
+                workdir=str(workspace.workdir),
+                cwd=str(where),
+                prompt_fragment=fragment,
+                mcp_tools=mcp_tools,
+                skills=await workspace.list_skills(),
+            )
+
+    async def execute(
+        self, request: WorkspaceRequest, invocation: ToolInvocation
+    ) -> AsyncGenerator[ToolOutput, None]:
+        """Run a built-in tool call in the workspace; `cancel(call_id)` stops it."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls[invocation.call_id] = task
+        try:
+            async with self._workspace(request) as workspace:
+                outputs = workspace.tool_executor().execute(invocation)
+                async with contextlib.aclosing(outputs):
+                    async for output in outputs:
+                        yield output
+        finally:
+            self._calls.pop(invocation.call_id, None)
+
+    async def call_mcp(
+        self, request: WorkspaceRequest, server: str, tool: str, arguments: dict[str, Any]
+    ) -> AsyncGenerator[ToolChunk, None]:
+        """Call one tool of one of the workspace's MCP servers, streaming its chunks."""
+        async with self._workspace(request) as workspace:
+            clients = {client.name: client for client in await workspace.list_mcps()}
+            client = clients.get(server)
+            if client is None:
+                chunk = final_error(f"MCP server {server!r} is no longer in the workspace.").chunk
+                assert chunk is not None
+                yield chunk
+                return
+            async with contextlib.aclosing(client.call_tool(tool, arguments)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+
+    def cancel(self, call_id: str) -> bool:
+        """Stop a running `execute` (killing the processes it started); whether one ran."""
+        task = self._calls.pop(call_id, None)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    async def offload_context(
+        self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]
+    ) -> str:
+        """Persist compressed messages of a session; return the reference."""
+        async with self._workspace(request) as workspace:
+            return await workspace.offload_context(session_id, msgs)
+
+    async def offload_tool_result(
+        self, request: WorkspaceRequest, session_id: str, result: ToolResultBlock
+    ) -> str:
+        """Persist an oversized tool result; return the reference."""
+        async with self._workspace(request) as workspace:
+            return await workspace.offload_tool_result(session_id, result)
+
+    async def clear_session(self, request: WorkspaceRequest, session_id: str) -> None:
+        """Delete what was offloaded for a session."""
+        async with self._workspace(request) as workspace:
+            await workspace.clear_session(session_id)
+
+    async def mcp_statuses(self, request: WorkspaceRequest) -> list[MCPStatus]:
+        """The workspace's MCP servers with their tools and health."""
+        async with self._workspace(request) as workspace:
+            return await workspace.mcp_statuses()
+
+    async def add_mcp(self, request: WorkspaceRequest, config: MCPClientConfig) -> None:
+        """Register an MCP server (see `WorkspaceBase.add_mcp`)."""
+        async with self._workspace(request) as workspace:
+            await workspace.add_mcp(config)
+
+    async def remove_mcp(self, request: WorkspaceRequest, name: str) -> None:
+        """Unregister an MCP server (see `WorkspaceBase.remove_mcp`)."""
+        async with self._workspace(request) as workspace:
+            await workspace.remove_mcp(name)
+
+    async def installed_skills(self, request: WorkspaceRequest) -> list[InstalledSkill]:
+        """The workspace's skills."""
+        async with self._workspace(request) as workspace:
+            return await workspace.installed_skills()
+
+    async def add_skill(self, request: WorkspaceRequest, bundle: SkillBundle) -> InstalledSkill:
+        """Install a skill sent as a bundle (see `WorkspaceBase.add_skill`)."""
+        staging = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="troupe-skill-"))
+        try:
+            await asyncio.to_thread(bundle.write, staging)
+            async with self._workspace(request) as workspace:
+                return await workspace.add_skill(staging)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, staging, True)
+
+    async def remove_skill(self, request: WorkspaceRequest, name: str) -> None:
+        """Uninstall a skill (see `WorkspaceBase.remove_skill`)."""
+        async with self._workspace(request) as workspace:
+            await workspace.remove_skill(name)
+
+    async def aclose(self) -> None:
+        """Close every workspace (stopping tool hosts and MCP servers)."""
+        for task in list(self._calls.values()):
+            task.cancel()
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+
+def mcp_tool_from_view(view: MCPToolView) -> types.Tool:
+    """The MCP tool description a view carries."""
+    return types.Tool.model_validate(view.tool)
