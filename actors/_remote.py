@@ -21,6 +21,7 @@ from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
 from actors.keys import Keys
+from actors.mailbox import completion_hint
 from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
 from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
@@ -32,7 +33,7 @@ from actors.workspace_host import SkillBundle, WorkspaceHost, WorkspaceRequest
 from actors.workspace_service import RayWorkspaceService
 from actors.workspaces import SessionWorkspaces
 from agent_core.mcp import MCPClientConfig
-from agent_core.message import Msg, ToolResultBlock
+from agent_core.message import Msg, ToolCallBlock, ToolResultBlock, ToolResultState
 from agent_core.tool.execution import ToolInvocation
 
 log = logging.getLogger(__name__)
@@ -281,7 +282,21 @@ class WorkspaceActor:
     """
 
     def __init__(self, settings: dict[str, Any]) -> None:
-        self._host = WorkspaceHost(workspace_manager(RuntimeSettings.model_validate(settings)))
+        parsed = RuntimeSettings.model_validate(settings)
+        bus = RedisMessageBus(
+            connect(parsed.redis_url),
+            Keys(parsed.key_prefix),
+            parsed.inbox_maxlen,
+            parsed.event_log_maxlen,
+        )
+        mailbox = Mailbox(bus, RayDispatcher(parsed))
+
+        async def deliver(
+            session_id: str, call: ToolCallBlock, text: str, state: ToolResultState
+        ) -> None:
+            await mailbox.deliver(session_id, completion_hint(call, text, state))
+
+        self._host = WorkspaceHost(workspace_manager(parsed), deliver)
 
     async def open(self, request: str, cwd: str | None) -> str:
         """Open a workspace; its `WorkspaceView` as JSON."""
@@ -310,8 +325,12 @@ class WorkspaceActor:
                 yield chunk.model_dump_json()
 
     def cancel(self, call_id: str) -> bool:
-        """Stop a running tool call (killing what it started)."""
+        """Stop a running tool call (killing what it started) unless it was adopted."""
         return self._host.cancel(call_id)
+
+    async def adopt(self, request: str, tool_call_id: str) -> bool:
+        """Own a call its session moved to the background; deliver its result when done."""
+        return await self._host.adopt(WorkspaceRequest.model_validate_json(request), tool_call_id)
 
     async def offload_context(self, request: str, session_id: str, msgs: str) -> str:
         """Persist compressed messages; the reference."""

@@ -46,6 +46,7 @@ from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
 from actors.team import TeamStore
+from actors.workspace_backends import workspace_health
 from actors.workspaces import (
     SessionWorkspaces,
     WorkspaceHandle,
@@ -129,7 +130,7 @@ class RuntimeClient:
             redis_status = "ok"
         except (RedisError, OSError, TimeoutError) as exc:
             redis_status = f"unavailable: {type(exc).__name__}"
-        return {"redis": redis_status}
+        return {"redis": redis_status, "workspaces": workspace_health(self.settings)}
 
     # records
     async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:

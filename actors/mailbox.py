@@ -64,6 +64,8 @@ class InboxBackgroundSink:
     def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
         self._deliver = deliver
         self._tasks: set[asyncio.Task[None]] = set()
+        self.hand_over: Callable[[ToolCallBlock], Awaitable[bool]] | None = None
+        """Offers an adopted call to whoever runs it (its workspace) before finishing it here."""
 
     def adopt(
         self,
@@ -82,6 +84,17 @@ class InboxBackgroundSink:
         next_chunk: asyncio.Future[ToolChunk],
         rest: AsyncIterator[ToolChunk],
     ) -> None:
+        if self.hand_over is not None:
+            try:
+                taken = await self.hand_over(call)
+            except Exception:
+                log.warning("handing %s over to its workspace failed", call.id, exc_info=True)
+                taken = False
+            if taken:
+                # The workspace delivers the result; stop reading (this does not cancel it).
+                next_chunk.cancel()
+                await asyncio.gather(next_chunk, return_exceptions=True)
+                return
         parts: list[str] = []
         state = ToolResultState.SUCCESS
         try:

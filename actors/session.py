@@ -228,6 +228,7 @@ class SessionRuntime:
             templates=self._templates,
         )
         kit.grant(state.permission_context)
+        self._sink.hand_over = kit.hand_over
         toolkit = session_toolkit(kit.tools)
         for tool in team_tools(team, session.membership):
             toolkit.register(tool)
@@ -248,6 +249,8 @@ class SessionRuntime:
             hint_source=hints,
             background_sink=self._sink,
             tool_timeout=self._tool_timeout,
+            # Agents are untrusted: reading outside the workspace is never silently allowed.
+            confine_reads=True,
         )
 
     async def _publish(self, event: AgentEvent, hints: InboxHints) -> bool:

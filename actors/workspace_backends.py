@@ -42,6 +42,15 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
     return backend, None
 
 
+def workspace_health(settings: RuntimeSettings) -> str:
+    """The workspace backend as `/health` reports it: `ok (<backend>)`, a warning, or why not."""
+    try:
+        backend, warning = resolve_backend(settings)
+    except SandboxUnavailable as exc:
+        return f"unavailable: {exc}"
+    return f"warning ({backend}): {warning}" if warning else f"ok ({backend})"
+
+
 def _local(workdir: Path, workspace_id: str, **options: Any) -> LocalWorkspace:
     return LocalWorkspace(workdir, workspace_id, env=agent_environment(str(workdir)), **options)
 

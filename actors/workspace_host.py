@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import logging
 import shutil
 import tempfile
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,15 @@ from mcp import types
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.mcp import MCPClientConfig, MCPTool
-from agent_core.message import Msg, ToolResultBlock
+from agent_core.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock, ToolResultState
 from agent_core.skill import Skill
 from agent_core.tool import ToolChunk
 from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 from workspaces import InstalledSkill, MCPStatus, WorkspaceBase, WorkspaceManagerBase
 from workspaces.errors import InvalidSkill
+
+log = logging.getLogger(__name__)
 
 MAX_SKILL_BUNDLE_BYTES = 16 * 1024 * 1024
 
@@ -111,14 +115,48 @@ class SkillBundle(BaseModel):
             target.write_bytes(base64.b64decode(data))
 
 
+CompletionDelivery = Callable[[str, ToolCallBlock, str, ToolResultState], Awaitable[None]]
+"""Delivers (session id, call, result text, final state) of a finished background call."""
+
+
+@dataclass
+class _Call:
+    """A built-in tool call running in the host, and what it produced so far."""
+
+    session_id: str
+    invocation: ToolInvocation
+    outputs: asyncio.Queue[ToolOutput | None] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    adopted: bool = False
+    text: list[str] = field(default_factory=list)
+    state: ToolResultState = ToolResultState.SUCCESS
+
+    def record(self, output: ToolOutput) -> None:
+        chunk = output.chunk
+        if chunk is None:
+            return
+        self.text.extend(block.text for block in chunk.content if isinstance(block, TextBlock))
+        if chunk.state is not ToolResultState.RUNNING:
+            self.state = chunk.state
+
+
 class WorkspaceHost:
     """Serves workspace requests from the workspaces of one manager, in this process."""
 
-    def __init__(self, manager: WorkspaceManagerBase) -> None:
-        """Serve the workspaces of `manager` (entered on first use, closed by `aclose`)."""
+    def __init__(
+        self, manager: WorkspaceManagerBase, deliver: CompletionDelivery | None = None
+    ) -> None:
+        """Serve the workspaces of `manager` (entered on first use, closed by `aclose`).
+
+        Args:
+            manager: Owns the workspaces.
+            deliver: Delivers an adopted background call's result to its session; None
+                means this host cannot own background calls (sessions finish them).
+        """
         self.manager = manager
+        self._deliver = deliver
         self._stack: contextlib.AsyncExitStack | None = None
-        self._calls: dict[str, asyncio.Task[Any]] = {}
+        self._calls: dict[str, _Call] = {}
 
     async def _manager(self) -> WorkspaceManagerBase:
         if self._stack is None:
@@ -164,18 +202,72 @@ class WorkspaceHost:
     async def execute(
         self, request: WorkspaceRequest, invocation: ToolInvocation
     ) -> AsyncGenerator[ToolOutput, None]:
-        """Run a built-in tool call in the workspace; `cancel(call_id)` stops it."""
-        task = asyncio.current_task()
-        if task is not None:
-            self._calls[invocation.call_id] = task
+        """Run a built-in tool call in the workspace, streaming its output.
+
+        The call runs in a task of its own: leaving the stream early cancels it, unless the
+        session handed it over to the background first (`adopt`).
+        """
+        call = _Call(request.session_id, invocation)
+        self._calls[invocation.call_id] = call
+        call.task = asyncio.get_running_loop().create_task(self._drive(request, call))
+        try:
+            while (output := await call.outputs.get()) is not None:
+                yield output
+        finally:
+            if not call.adopted:
+                self._calls.pop(invocation.call_id, None)
+                if not call.task.done():
+                    call.task.cancel()
+
+    async def _drive(self, request: WorkspaceRequest, call: _Call) -> None:
         try:
             async with self._workspace(request) as workspace:
-                outputs = workspace.tool_executor().execute(invocation)
+                outputs = workspace.tool_executor().execute(call.invocation)
                 async with contextlib.aclosing(outputs):
                     async for output in outputs:
-                        yield output
+                        call.record(output)
+                        call.outputs.put_nowait(output)
+        except Exception as exc:  # the session must hear why, not lose the call
+            failure = final_error(f"The workspace could not run the call: {exc}")
+            call.record(failure)
+            call.outputs.put_nowait(failure)
         finally:
-            self._calls.pop(invocation.call_id, None)
+            call.outputs.put_nowait(None)
+            if call.adopted:
+                self._calls.pop(call.invocation.call_id, None)
+                await self._deliver_completion(call)
+
+    async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Take over a running call the session moved to the background.
+
+        The call then runs to its end here even if the session goes away, and its result is
+        delivered to the session's inbox. False when no such call runs here (or this host
+        cannot deliver).
+        """
+        if self._deliver is None:
+            return False
+        for call in self._calls.values():
+            if (
+                call.session_id == request.session_id
+                and call.invocation.tool_call_id == tool_call_id
+                and call.task is not None
+                and not call.task.done()
+            ):
+                call.adopted = True
+                return True
+        return False
+
+    async def _deliver_completion(self, call: _Call) -> None:
+        assert self._deliver is not None
+        tool_call = ToolCallBlock(
+            id=call.invocation.tool_call_id or call.invocation.call_id,
+            name=call.invocation.tool,
+            input="",
+        )
+        try:
+            await self._deliver(call.session_id, tool_call, "".join(call.text), call.state)
+        except Exception:
+            log.exception("could not deliver the background result of %s", tool_call.id)
 
     async def call_mcp(
         self, request: WorkspaceRequest, server: str, tool: str, arguments: dict[str, Any]
@@ -194,11 +286,11 @@ class WorkspaceHost:
                     yield chunk
 
     def cancel(self, call_id: str) -> bool:
-        """Stop a running `execute` (killing the processes it started); whether one ran."""
-        task = self._calls.pop(call_id, None)
-        if task is None:
+        """Stop a running call (killing what it started) unless it was adopted; whether it was."""
+        call = self._calls.get(call_id)
+        if call is None or call.adopted or call.task is None:
             return False
-        task.cancel()
+        call.task.cancel()
         return True
 
     async def offload_context(
@@ -257,8 +349,9 @@ class WorkspaceHost:
 
     async def aclose(self) -> None:
         """Close every workspace (stopping tool hosts and MCP servers)."""
-        for task in list(self._calls.values()):
-            task.cancel()
+        for call in list(self._calls.values()):
+            if call.task is not None:
+                call.task.cancel()
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()

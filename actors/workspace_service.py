@@ -188,6 +188,13 @@ class RayWorkspaceService:
             assert chunk is not None
             yield chunk
 
+    async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Hand a running call over to the workspace's actor (see `WorkspaceService.adopt`)."""
+        try:
+            return bool(await self._call(request, "adopt", tool_call_id))
+        except WorkspaceError:
+            return False
+
     async def offload_context(
         self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]
     ) -> str:

@@ -28,7 +28,7 @@ from actors.workspace_host import (
     mcp_tool_from_view,
 )
 from agent_core.mcp import MCPClientConfig, MCPTool
-from agent_core.message import Msg, ToolResultBlock
+from agent_core.message import Msg, ToolCallBlock, ToolResultBlock
 from agent_core.permission import PermissionContext
 from agent_core.permission.types import AdditionalWorkingDirectory
 from agent_core.skill import SkillViewer
@@ -59,6 +59,15 @@ class WorkspaceService(Protocol):
         self, request: WorkspaceRequest, server: str, tool: str, arguments: dict[str, Any]
     ) -> AsyncGenerator[ToolChunk, None]:
         """Call a tool of one of the workspace's MCP servers."""
+        ...
+
+    async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Let the workspace own a running call the session moved to the background.
+
+        Returns:
+            Whether it took the call over (it then delivers the result to the session's
+            inbox itself); False leaves the call to the session.
+        """
         ...
 
     async def offload_context(
@@ -179,6 +188,10 @@ class SessionKit:
     def cwd(self) -> Path:
         """Where the agent's file and shell tools start."""
         return Path(self.view.cwd)
+
+    async def hand_over(self, call: ToolCallBlock) -> bool:
+        """Ask the workspace to own a call moved to the background (see `WorkspaceService`)."""
+        return await self.offloader.service.adopt(self.offloader.request, call.id)
 
     def system_prompt(self, base: str) -> str:
         """`base` followed by the workspace's section."""

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from actors.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
+from actors.workspace_backends import resolve_backend
+from workspaces import WorkspaceError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +33,13 @@ def _parser() -> argparse.ArgumentParser:
         help="Ray cluster to join (default: start a local Ray)",
     )
     run.add_argument("--replicas", type=int, default=1, help="API replicas")
+    run.add_argument(
+        "--workspace-backend",
+        choices=["auto", "sandbox", "docker", "e2b", "local"],
+        default=os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
+        help="where agents' tools run (default auto: sandbox where bubblewrap exists, else "
+        "local with a warning)",
+    )
     run.add_argument(
         "--data-dir",
         type=Path,
@@ -60,7 +69,13 @@ def serve_command(args: argparse.Namespace) -> None:
             redis = stack.enter_context(EmbeddedRedis(data_dir=args.data_dir / "redis"))
             redis_url = redis.url
             print(f"embedded redis-server on {redis_url}", flush=True)
-        settings = RuntimeSettings.from_env(redis_url)
+        settings = RuntimeSettings.from_env(redis_url).model_copy(
+            update={"workspace_backend": args.workspace_backend}
+        )
+        backend, warning = resolve_backend(settings)
+        print(f"workspace backend: {backend}", flush=True)
+        if warning:
+            print(f"WARNING: {warning}", file=sys.stderr, flush=True)
         if args.ray_address:
             ray.init(address=args.ray_address, namespace=settings.namespace)
         else:
@@ -77,7 +92,11 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the `troupe` console script."""
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        serve_command(args)
+        try:
+            serve_command(args)
+        except WorkspaceError as exc:
+            print(f"troupe: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from exc
     sys.exit(0)
 
 

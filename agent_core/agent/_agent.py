@@ -74,6 +74,8 @@ class Agent:
         tool_timeout: Seconds before a call moves to the background (with a sink).
         token_counter: How context tokens are counted (default: AgentScope's byte estimate,
             remembering finished messages).
+        confine_reads: Auto-allow read-only calls only inside the working directories;
+            reads elsewhere ask (hosts serving untrusted agents).
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class Agent:
         background_sink: BackgroundSink | None = None,
         tool_timeout: float = 10.0,
         token_counter: TokenCounter | None = None,
+        confine_reads: bool = False,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
@@ -106,6 +109,7 @@ class Agent:
         self.hint_source = hint_source
         self.background_sink = background_sink
         self.tool_timeout = tool_timeout
+        self.confine_reads = confine_reads
         self._chain = MiddlewareChain(self, middlewares or [])
         self._counter: TokenCounter = token_counter or CachedTokenCounter()
         self._fresh_counter = token_counter is None
@@ -212,7 +216,9 @@ class Agent:
         await self.toolkit.prepare()  # connects MCP servers and loads skills, once
         if resume is not None:
             rejected = False
-            engine = PermissionEngine(self.state.permission_context)
+            engine = PermissionEngine(
+                self.state.permission_context, confine_reads=self.confine_reads
+            )
             async for event in resume_calls(reply, resume, engine, self._run_call(reply)):
                 rejected = rejected or (
                     isinstance(event, ToolResultEndEvent) and event.state is ToolResultState.DENIED
@@ -224,7 +230,7 @@ class Agent:
             yield event
 
     async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
-        engine = PermissionEngine(self.state.permission_context)
+        engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
         for _ in range(self.react_config.max_iters):
             self.state.reply_context.cur_iter += 1
             async for event in self._inject_hints(reply):

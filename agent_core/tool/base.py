@@ -61,6 +61,8 @@ class ToolBase(ABC):
         is_read_only: Whether the tool only reads, without side effects.
         is_external_tool: Whether execution is delegated outside the runtime (no `__call__` use).
         is_state_injected: Whether the agent state is passed in as `_agent_state`.
+        is_call_id_injected: Whether the model's tool call id is passed in as `_tool_call_id`
+            (a delegated tool names its remote call after it).
         is_mcp: Whether the tool comes from an MCP server.
         mcp_name: The MCP server's name when `is_mcp` is true.
         timeout: Seconds a call may run; None means the runtime's default.
@@ -73,6 +75,7 @@ class ToolBase(ABC):
     is_read_only: bool = False
     is_external_tool: bool = False
     is_state_injected: bool = False
+    is_call_id_injected: bool = False
     is_mcp: bool = False
     mcp_name: str | None = None
     timeout: float | None = None

@@ -26,6 +26,9 @@ class ToolInvocation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     call_id: str = Field(default_factory=new_id, description="Identifies the call (for cancel).")
+    tool_call_id: str | None = Field(
+        default=None, description="The model's id of the tool call this runs, if known."
+    )
     tool: str = Field(description="The built-in tool's name, e.g. `Bash`.")
     cwd: str = Field(description="The working directory the tool is bound to.")
     arguments: dict[str, Any] = Field(description="The validated arguments.")

@@ -37,6 +37,7 @@ _DATA_KEYS = frozenset({"default", "examples", "const", "enum"})
 _DONE = object()
 # The keyword argument the toolkit fills with the agent state for state-injected tools.
 STATE_ARG = "_agent_state"
+CALL_ID_ARG = "_tool_call_id"
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:

@@ -17,7 +17,7 @@ from agent_core.model.base import ToolSchema
 from agent_core.skill.skill import Skill, skills_prompt_fragment
 from agent_core.state import AgentState
 from agent_core.tool.base import ToolBase, ToolChunk
-from agent_core.tool.function import STATE_ARG, FunctionTool
+from agent_core.tool.function import CALL_ID_ARG, STATE_ARG, FunctionTool
 from agent_core.tool.group import (
     BASIC_GROUP,
     RESET_TOOLS,
@@ -373,8 +373,11 @@ class Toolkit:
             return
         # The state is the runtime's to give, never the model's.
         arguments.pop(STATE_ARG, None)
+        arguments.pop(CALL_ID_ARG, None)
         if tool.is_state_injected:
             arguments[STATE_ARG] = state
+        if tool.is_call_id_injected:
+            arguments[CALL_ID_ARG] = tool_call.id
         stream = _run(tool, arguments)
         try:
             async with contextlib.aclosing(stream):

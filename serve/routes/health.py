@@ -15,7 +15,8 @@ router = APIRouter(tags=["health"])
 async def health(runtime: Runtime) -> HealthResponse:
     """Report the service version and each component's status."""
     components = await runtime.health()
-    healthy = all(value == "ok" for value in components.values())
+    # "ok (detail)" is healthy; a "warning" (e.g. unsandboxed tools) does not degrade it.
+    healthy = all(value.startswith(("ok", "warning")) for value in components.values())
     return HealthResponse(
         status="ok" if healthy else "degraded",
         version=agent_core.__version__,

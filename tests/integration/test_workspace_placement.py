@@ -67,6 +67,7 @@ def service(
         session_resources={"troupe_agent": 0.01},
         workspace_root=str(tmp_path_factory.mktemp("workspaces")),
         workspace_backend="sandbox",
+        tool_timeout=8.0,
     )
     port = find_free_port()
     deployment.deploy(settings, "127.0.0.1", port, proxy_location="HeadOnly")
@@ -227,3 +228,21 @@ async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
     assert moved in roles.sandboxes
     prompt = json.dumps(model.requests[-1].body["messages"][0])
     assert "re-created on another machine" in prompt
+
+
+async def test_a_background_call_outlives_its_session_actor(
+    api: httpx.AsyncClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(
+        bash("sleep 11; echo finished-in-background"),
+        ScriptedReply(text="it runs in the background"),
+        ScriptedReply(text="noted"),
+    )
+    frames = (await chat_and_collect(api, agent_id, session_id, "go"))[0]
+    assert "running in background" in tool_results(frames)[0]
+    _, pid = actor_node_and_pid(session_actor(session_id))
+    os.kill(pid, signal.SIGKILL)
+
+    requests = await asyncio.to_thread(model.wait_for_requests, 3, 60.0)
+    assert "finished-in-background" in json.dumps(requests[2].body["messages"])

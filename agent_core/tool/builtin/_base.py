@@ -16,7 +16,12 @@ from agent_core.message import DataOrText, TextBlock, ToolResultState
 from agent_core.state import AgentState, ReadCacheEntry
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.execution import ToolExecutor, ToolInvocation
-from agent_core.tool.function import STATE_ARG, clean_schema, format_validation_error
+from agent_core.tool.function import (
+    CALL_ID_ARG,
+    STATE_ARG,
+    clean_schema,
+    format_validation_error,
+)
 
 # Version-control metadata directories, never listed or searched.
 VCS_DIRS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
@@ -83,6 +88,7 @@ class BuiltinTool(ToolBase, Generic[P]):
     """
 
     input_model: type[P]
+    is_call_id_injected = True
     executor: ToolExecutor | None = None
     """Where calls run; None runs them in this process."""
 
@@ -109,6 +115,7 @@ class BuiltinTool(ToolBase, Generic[P]):
             Output chunks; the last one has `is_last=True` and a final state.
         """
         state = kwargs.pop(STATE_ARG, None)
+        call_id = kwargs.pop(CALL_ID_ARG, None)
         try:
             params = self.input_model.model_validate(self.prepare(kwargs))
         except ValidationError as exc:
@@ -117,16 +124,17 @@ class BuiltinTool(ToolBase, Generic[P]):
         if self.executor is None:
             stream = self.execute(params, state)
         else:
-            stream = self._delegate(self.executor, params, state)
+            stream = self._delegate(self.executor, params, state, call_id)
         async for chunk in stream:
             yield chunk
 
     async def _delegate(
-        self, executor: ToolExecutor, params: P, state: object
+        self, executor: ToolExecutor, params: P, state: object, call_id: object
     ) -> AsyncIterator[ToolChunk]:
         """Run the validated call through `executor`, carrying the read cache both ways."""
         context = state.tool_context if isinstance(state, AgentState) else None
         invocation = ToolInvocation(
+            tool_call_id=call_id if isinstance(call_id, str) else None,
             tool=self.name,
             cwd=str(_cwd_of(self)),
             arguments=params.model_dump(mode="json", by_alias=True, exclude_unset=True),

@@ -147,5 +147,17 @@ async def test_session_model_config_must_match_its_credential(api: httpx.AsyncCl
 async def test_health_reports_components(api: httpx.AsyncClient) -> None:
     body = (await api.get("/health")).json()
     assert body["status"] == "ok"
-    assert body["components"] == {"redis": "ok"}
+    assert body["components"] == {"redis": "ok", "workspaces": "ok (sandbox)"}
     assert body["version"]
+
+
+async def test_health_warns_when_tools_run_unsandboxed(redis_url: str) -> None:
+    settings = RuntimeSettings(redis_url=redis_url, workspace_backend="local")
+    app = build_app(lambda: RuntimeClient(settings, InProcessDispatcher(settings)))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://api") as api:
+            body = (await api.get("/health")).json()
+    assert body["status"] == "ok"
+    assert body["components"]["workspaces"].startswith("warning (local): ")
+    assert "unsandboxed" in body["components"]["workspaces"]
