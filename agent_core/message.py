@@ -9,7 +9,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AnyUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agent_core._ids import new_id, now_iso
 from agent_core.permission.types import PermissionRule
@@ -36,8 +44,18 @@ class URLSource(_Model):
     """Binary content referenced by URL."""
 
     type: Literal["url"] = "url"
-    url: str = Field(min_length=1, description="Where the content lives.")
+    url: str = Field(min_length=1, description="Where the content lives (an RFC 3986 URI).")
     media_type: str = Field(description="MIME type, e.g. image/png.")
+
+    @field_validator("url")
+    @classmethod
+    def _normalise_url(cls, url: str) -> str:
+        # Stored in AgentScope's normal form (`https://x.test` becomes `https://x.test/`), so a
+        # message built from the same events serialises identically in both.
+        try:
+            return str(AnyUrl(url))
+        except ValidationError as exc:
+            raise ValueError(f"not a valid URL: {url!r}") from exc
 
 
 class _Block(_Model):
@@ -235,8 +253,8 @@ class Msg(_Model):
         return any(block_type is None or b.type == block_type for b in self.content)
 
     def find_block(self, block_id: str, kind: type[B]) -> B | None:
-        """Return the last block of class `kind` whose id is `block_id`."""
-        for block in reversed(self.content):
+        """Return the first block of class `kind` whose id is `block_id`."""
+        for block in self.content:
             if isinstance(block, kind) and getattr(block, "id", None) == block_id:
                 return block
         return None
