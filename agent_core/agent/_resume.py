@@ -23,6 +23,8 @@ ResumeEvent = UserConfirmResultEvent | ExternalExecutionResultEvent | UserInterr
 
 USER_DENIED = "The user denied this tool call."
 SUPERSEDED = "Not executed: the user sent a new message instead of answering."
+# FINISHED without a result: the fold's mark of a call the user denied.
+_AWAITING_VERDICT = (ToolCallState.ASKING, ToolCallState.ALLOWED, ToolCallState.FINISHED)
 
 
 def _result(
@@ -84,10 +86,6 @@ async def resume_calls(
             engine.add_rules(verdict.rules)
         async for result in run_call(tool_call=call):
             yield reply.emit(result)
-
-
-# FINISHED without a result: the fold's mark of a call the user denied.
-_AWAITING_VERDICT = (ToolCallState.ASKING, ToolCallState.ALLOWED, ToolCallState.FINISHED)
 
 
 def _close_external_results(
