@@ -318,6 +318,18 @@ def test_events_of_another_reply_and_custom_events_are_skipped() -> None:
     assert len(msg.content) == 1
 
 
+def test_append_event_returns_the_message_for_chaining() -> None:
+    msg = AssistantMsg("bot", [], id=R)
+    start = TextBlockStartEvent(reply_id=R, block_id="t")
+    assert (
+        msg.append_event(start).append_event(
+            TextBlockDeltaEvent(reply_id=R, block_id="t", delta="x")
+        )
+        is msg
+    )
+    assert msg.get_text_content() == "x"
+
+
 def test_second_start_of_a_block_id_is_appended_and_deltas_go_to_the_first() -> None:
     msg = fold(
         TextBlockStartEvent(reply_id=R, block_id="t"),
