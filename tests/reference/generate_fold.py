@@ -4,11 +4,15 @@ Usage (from the repository root, with the venv that has AgentScope installed)::
 
     /work/main/.bench-venv/bin/python tests/reference/generate_fold.py [--cases N] [--seed S]
 
-Writes `tests/reference/data/fold.json`: a list of cases, each with
+Writes `tests/reference/data/fold.json`: a header (`envelope`, `msg`, `generated`, `seed`) and
+`cases`, each with
 
-- `case`: a name (`<seed>-<scenario>`),
-- `initial`: the content blocks the assistant Msg holds before the first event (JSON),
-- `events`: the events, each in its JSON wire form (what the SSE stream carries),
+- `case`: a name (`<number>-<scenarios>`),
+- `initial`: the content blocks the assistant Msg (`msg` in the header) holds before the first
+  event (JSON),
+- `events`: the events in their JSON wire form (what the SSE stream carries), less the envelope
+  fields that equal the header's `envelope` defaults (`{index}` is the event's position): a
+  reader restores them before parsing,
 - `expected`: `{"msg": <the folded Msg as JSON>}`, or `{"raises": {"at": <index of the event
   that raised>, "type": <exception class>}}` when AgentScope raised.
 
