@@ -11,7 +11,8 @@ escape a reply; what does escape is one of these::
     │       └── StructuredOutputError  no valid structured output, even after repairs
     ├── ToolError                    a tool is misconfigured or misused by the caller
     ├── MCPError                     an MCP client is misconfigured or its server is unreachable
-    └── CredentialError              a credential is unknown or invalid
+    ├── CredentialError              a credential is unknown or invalid
+    └── FoldError                    an event cannot be applied to a message (also a ValueError)
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -82,3 +83,11 @@ class MCPError(AgentCoreError):
 
 class CredentialError(AgentCoreError):
     """A credential is unknown or invalid."""
+
+
+class FoldError(AgentCoreError, ValueError):
+    """An event cannot be applied to a message: `Msg.append_event` got malformed data.
+
+    Raised for a base64 chunk that does not decode, a base64 chunk for a data block that holds
+    a URL, or a URL that is not one.
+    """

@@ -7,9 +7,9 @@ its own fields, exactly as AgentScope's Agent Service emits them on its SSE stre
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from agent_core._ids import new_id, now_iso
 from agent_core.message import (
@@ -78,13 +78,18 @@ class _ToolEvent(_ReplyEvent):
     tool_call_id: str = Field(description="Id of the tool call the event belongs to.")
 
 
+def _one_source(data: str | None, url: str | None) -> None:
+    if (data is None) == (url is None):
+        raise ValueError("exactly one of `data` or `url` must be provided")
+
+
 class ReplyStartEvent(_ReplyEvent):
     """The agent begins (or resumes) a reply."""
 
     type: Literal[EventType.REPLY_START] = EventType.REPLY_START
     session_id: str = ""
     name: str
-    role: str = "assistant"
+    role: Literal["user", "assistant", "system"] = "assistant"
 
 
 class ReplyEndEvent(_ReplyEvent):
@@ -118,7 +123,7 @@ class ModelCallEndEvent(_ReplyEvent):
     output_tokens: int = 0
     cache_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
-    finished_reason: str = "completed"
+    finished_reason: Literal["completed", "interrupted"] = "completed"
 
 
 class TextBlockStartEvent(_BlockEvent):
@@ -165,14 +170,21 @@ class DataBlockStartEvent(_BlockEvent):
 
     type: Literal[EventType.DATA_BLOCK_START] = EventType.DATA_BLOCK_START
     media_type: str
+    name: str | None = Field(default=None, description="Name of the data, e.g. a file name.")
 
 
 class DataBlockDeltaEvent(_BlockEvent):
-    """Base64 data arrives."""
+    """A base64 chunk of the block's data, or the URL that is its whole content, arrives."""
 
     type: Literal[EventType.DATA_BLOCK_DELTA] = EventType.DATA_BLOCK_DELTA
-    data: str
     media_type: str
+    data: str | None = Field(default=None, description="Base64 chunk, exclusive with `url`.")
+    url: str | None = Field(default=None, description="URL of the data, exclusive with `data`.")
+
+    @model_validator(mode="after")
+    def _check_source(self) -> Self:
+        _one_source(self.data, self.url)
+        return self
 
 
 class DataBlockEndEvent(_BlockEvent):
@@ -216,13 +228,21 @@ class ToolResultTextDeltaEvent(_ToolEvent):
 
 
 class ToolResultDataDeltaEvent(_ToolEvent):
-    """Binary output of the tool arrives (base64 `data` or a `url`)."""
+    """Binary output of the tool arrives (base64 `data` or a `url`).
+
+    Base64 chunks with the same `block_id` make up one data block.
+    """
 
     type: Literal[EventType.TOOL_RESULT_DATA_DELTA] = EventType.TOOL_RESULT_DATA_DELTA
     block_id: str = Field(default_factory=new_id)
     media_type: str
-    data: str | None = None
-    url: str | None = None
+    data: str | None = Field(default=None, description="Base64 data, exclusive with `url`.")
+    url: str | None = Field(default=None, description="URL of the data, exclusive with `data`.")
+
+    @model_validator(mode="after")
+    def _check_source(self) -> Self:
+        _one_source(self.data, self.url)
+        return self
 
 
 class ToolResultEndEvent(_ToolEvent):

@@ -9,7 +9,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AnyUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agent_core._ids import new_id, now_iso
 from agent_core.permission.types import PermissionRule
@@ -36,8 +44,18 @@ class URLSource(_Model):
     """Binary content referenced by URL."""
 
     type: Literal["url"] = "url"
-    url: str = Field(min_length=1, description="Where the content lives.")
+    url: str = Field(min_length=1, description="Where the content lives (an RFC 3986 URI).")
     media_type: str = Field(description="MIME type, e.g. image/png.")
+
+    @field_validator("url")
+    @classmethod
+    def _normalise_url(cls, url: str) -> str:
+        # Stored in AgentScope's normal form (`https://x.test` becomes `https://x.test/`), so a
+        # message built from the same events serialises identically in both.
+        try:
+            return str(AnyUrl(url))
+        except ValidationError as exc:
+            raise ValueError(f"not a valid URL: {url!r}") from exc
 
 
 class _Block(_Model):
@@ -223,29 +241,40 @@ class Msg(_Model):
     @overload
     def get_content_blocks(self, block_type: Literal["tool_result"]) -> list[ToolResultBlock]: ...
     @overload
-    def get_content_blocks(self, block_type: str | None = None) -> list[ContentBlock]: ...
-    def get_content_blocks(self, block_type: str | None = None) -> list[Any]:
-        """Return the blocks of `block_type` (all blocks when None), in order."""
+    def get_content_blocks(
+        self, block_type: str | list[str] | None = None
+    ) -> list[ContentBlock]: ...
+    def get_content_blocks(self, block_type: str | list[str] | None = None) -> list[Any]:
+        """Return the blocks of `block_type` (a type or a list; all blocks when None), in order."""
         if block_type is None:
             return list(self.content)
-        return [b for b in self.content if b.type == block_type]
+        types = [block_type] if isinstance(block_type, str) else block_type
+        return [b for b in self.content if b.type in types]
 
-    def has_content_blocks(self, block_type: str | None = None) -> bool:
-        """Return whether the message holds any block of `block_type` (any block when None)."""
-        return any(block_type is None or b.type == block_type for b in self.content)
+    def has_content_blocks(self, block_type: str | list[str] | None = None) -> bool:
+        """Return whether the message holds a block of `block_type` (a type or a list of them)."""
+        return bool(self.get_content_blocks(block_type))
 
     def find_block(self, block_id: str, kind: type[B]) -> B | None:
-        """Return the last block of class `kind` whose id is `block_id`."""
-        for block in reversed(self.content):
+        """Return the first block of class `kind` whose id is `block_id`."""
+        for block in self.content:
             if isinstance(block, kind) and getattr(block, "id", None) == block_id:
                 return block
         return None
 
-    def append_event(self, event: AgentEvent) -> None:
-        """Apply one event of this reply to the message (see the spec's fold table)."""
+    def append_event(self, event: AgentEvent) -> Msg:
+        """Apply one event of this reply to the message, in place, and return the message.
+
+        Events of another reply, and events for a block the message does not hold, are skipped.
+
+        Raises:
+            FoldError: the event's data cannot be applied (undecodable base64, a base64 chunk
+                for a URL data block, an invalid URL).
+        """
         from agent_core._fold import apply_event
 
         apply_event(self, event)
+        return self
 
 
 def _msg(role: Role, name: str, content: str | list[Any], **fields: Any) -> Msg:

@@ -14,6 +14,9 @@ from agent_core.message import Msg, ToolResultBlock, ToolResultState
 class ReplyBuilder:
     """Owns the assistant `Msg` of one reply and keeps it equal to the fold of its events.
 
+    The one exception, as in AgentScope: a confirmed call takes the input the user edited, which
+    the fold of `USER_CONFIRM_RESULT` does not apply.
+
     Hosts use it too: a runtime that must close a reply its agent could not finish (a crash)
     folds the reply's logged events into a Msg and emits the closing events through a builder.
     """

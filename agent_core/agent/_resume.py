@@ -23,6 +23,8 @@ ResumeEvent = UserConfirmResultEvent | ExternalExecutionResultEvent | UserInterr
 
 USER_DENIED = "The user denied this tool call."
 SUPERSEDED = "Not executed: the user sent a new message instead of answering."
+# FINISHED without a result: the fold's mark of a call the user denied.
+_AWAITING_VERDICT = (ToolCallState.ASKING, ToolCallState.ALLOWED, ToolCallState.FINISHED)
 
 
 def _result(
@@ -55,27 +57,53 @@ async def resume_calls(
     engine: PermissionEngine,
     run_call: Callable[..., AsyncIterator[AgentEvent]],
 ) -> AsyncIterator[AgentEvent]:
-    """Carry out the user's verdicts (the resume event is already folded into the reply).
+    """Carry out the outside input (the resume event is already folded into the reply).
 
-    Confirmed calls run with their possibly edited input and accepted rules are persisted;
-    denied calls, and asked calls the user did not answer, get DENIED results. External
-    results were appended by the fold itself.
+    The fold moved each asked call the user answered to ALLOWED or FINISHED. Confirmed calls
+    run with their possibly edited input and accepted rules are persisted; denied calls, and
+    asked calls the user did not answer, get DENIED results. External results were appended by
+    the fold; each is closed with a `TOOL_RESULT_END`, which finishes its call.
     """
+    if isinstance(event, ExternalExecutionResultEvent):
+        for closing in _close_external_results(reply, event):
+            yield closing
+        return
     if not isinstance(event, UserConfirmResultEvent):
         return
     verdicts = {v.tool_call.id: v for v in event.confirm_results}
+    answered = {b.id for b in reply.msg.get_content_blocks("tool_result")}
     for call in reply.msg.get_content_blocks("tool_call"):
-        if call.state not in (ToolCallState.ASKING, ToolCallState.ALLOWED):
+        if call.id in answered or call.state not in _AWAITING_VERDICT:
             continue
         verdict = verdicts.get(call.id)
-        if verdict is None or not verdict.confirmed:
+        if verdict is None or not verdict.confirmed or call.state is not ToolCallState.ALLOWED:
             for denied in _result(reply, call, USER_DENIED, ToolResultState.DENIED):
                 yield denied
             continue
+        # The fold leaves the input alone; the user's edit applies to the call that runs.
+        call.input = verdict.tool_call.input
         if verdict.rules:
             engine.add_rules(verdict.rules)
         async for result in run_call(tool_call=call):
             yield reply.emit(result)
+
+
+def _close_external_results(
+    reply: ReplyBuilder, event: ExternalExecutionResultEvent
+) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    for result in event.execution_results:
+        call = reply.msg.find_block(result.id, ToolCallBlock)
+        if call is None or call.state is not ToolCallState.SUBMITTED:
+            continue
+        end = ToolResultEndEvent(
+            reply_id=reply.reply_id,
+            tool_call_id=result.id,
+            state=result.state,
+            metadata=result.metadata,
+        )
+        events.append(reply.emit(end))
+    return events
 
 
 def abandon_parked(reply: ReplyBuilder, state: AgentState) -> list[AgentEvent]:

@@ -67,6 +67,12 @@ def test_assistant_accepts_every_block_and_helpers_filter_by_type() -> None:
     assert [b.id for b in msg.get_content_blocks("tool_call")] == ["c1"]
     assert msg.has_content_blocks("thinking")
     assert not msg.has_content_blocks("tool_result")
+    assert [b.type for b in msg.get_content_blocks(["tool_call", "thinking"])] == [
+        "thinking",
+        "tool_call",
+    ]
+    assert msg.has_content_blocks(["hint", "tool_call"])
+    assert not msg.has_content_blocks(["hint", "data"])
     assert AssistantMsg("bot", []).get_text_content() is None
 
 

@@ -126,6 +126,7 @@ async def test_denied_call_gets_a_denied_result_the_model_reads() -> None:
     assert events[-1].type == "REPLY_END"
     result = agent.state.context[-1].get_content_blocks("tool_result")[0]
     assert result.state == ToolResultState.DENIED
+    assert agent.state.context[-1].get_content_blocks("tool_call")[0].state == "finished"
     assert WRITTEN == []
     assert model.calls[-1][-1].get_content_blocks("tool_result")[0].state == "denied"
 
@@ -155,8 +156,15 @@ async def test_external_tool_round_trip() -> None:
         agent, ExternalExecutionResultEvent(reply_id=ask.reply_id, execution_results=[result])
     )
     assert resumed[-1].type == "REPLY_END"
+    # The fold leaves the call submitted; the agent closes the result, which finishes it.
+    assert [e.type for e in resumed][:3] == [
+        "EXTERNAL_EXECUTION_RESULT",
+        "REPLY_START",
+        "TOOL_RESULT_END",
+    ]
     reply = agent.state.context[-1]
     assert reply.get_content_blocks("tool_result")[0].output_text() == "v2 live"
+    assert reply.get_content_blocks("tool_call")[0].state == "finished"
     assert reply.get_text_content() == "deployed"
 
 
