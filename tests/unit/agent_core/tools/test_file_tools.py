@@ -81,12 +81,13 @@ async def test_output_size_cap_and_long_lines_are_marked(ws: Path) -> None:
     assert "Use offset=" in result.text
 
 
-async def test_limit_above_the_maximum_is_capped(run: Runner, ws: Path) -> None:
+async def test_limit_above_the_maximum_is_refused_by_the_schema(run: Runner, ws: Path) -> None:
     (ws / "big.txt").write_text("z\n" * 2500)
 
     result = await run("Read", file_path="big.txt", limit=9999)
 
-    assert "[Showing lines 1-2000 of 2500." in result.text
+    assert not result.ok
+    assert "- limit: 9999 is greater than the maximum of 2000" in result.text
 
 
 async def test_missing_file_directory_and_bad_arguments(run: Runner, ws: Path) -> None:
