@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -17,12 +18,16 @@ from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
 from actors.keys import Keys
+from actors.lifecycle import delete_user_session
+from actors.models import check_model_configs
 from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
+from actors.schedule_service import ScheduleService
 from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
+from actors.team import TeamStore
 from actors.workspaces import shared_workspaces
 
 log = logging.getLogger(__name__)
@@ -61,6 +66,14 @@ class SessionActor:
         )
         self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
         self._mailbox = Mailbox(bus, RayDispatcher(self._settings))
+        teams = TeamStore(self._redis, self._keys)
+        self._schedules = ScheduleService.build(
+            self._settings,
+            self._redis,
+            self._mailbox,
+            functools.partial(check_model_configs, self._storage),
+            functools.partial(delete_user_session, self._storage, teams, self._mailbox.dispatcher),
+        )
         self._runtimes: dict[str, SessionRuntime] = {}
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
@@ -75,6 +88,7 @@ class SessionActor:
                 shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
+                schedules=self._schedules,
             )
         if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())

@@ -58,12 +58,13 @@ class InboxBackgroundSink:
     """`BackgroundSink` that finishes adopted tool calls and delivers their results as hints.
 
     Delivery goes through `deliver` (the runtime's mailbox path), so the completion wakes the
-    session if it is idle.
+    session if it is idle. A call is known by its tool call id (the id the model reads in the
+    placeholder result), by which `stop` cancels it; a stopped call delivers nothing.
     """
 
     def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
         self._deliver = deliver
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def adopt(
         self,
@@ -73,8 +74,21 @@ class InboxBackgroundSink:
     ) -> None:
         """Finish `call` in a task owned by the sink."""
         task = asyncio.get_running_loop().create_task(self._finish(call, next_chunk, rest))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[call.id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(call.id, None))
+
+    def stop(self, call_id: str) -> bool:
+        """Cancel the background call `call_id`; False when no such call is running."""
+        task = self._tasks.pop(call_id, None)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    @property
+    def running(self) -> list[str]:
+        """The ids of the calls running in the background."""
+        return list(self._tasks)
 
     async def _finish(
         self,
@@ -108,6 +122,7 @@ class InboxBackgroundSink:
 
     async def aclose(self) -> None:
         """Cancel calls still running in the background."""
-        for task in list(self._tasks):
+        tasks = list(self._tasks.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

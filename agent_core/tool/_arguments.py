@@ -62,6 +62,27 @@ def argument_errors(
     return "\n".join(lines)
 
 
+def drop_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) -> None:
+    """Remove optional arguments sent as null where the schema does not allow null.
+
+    Models often spell "not given" as an explicit null; for an optional argument that is what
+    it means, so the tool sees its default rather than an error.
+    """
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    for name in [n for n, v in arguments.items() if v is None and n not in required]:
+        prop = properties.get(name)
+        if not isinstance(prop, Mapping):
+            continue
+        probe = {"properties": {name: prop}, "$defs": schema.get("$defs", {})}
+        try:
+            allows_null = validator_for(schema)(probe).is_valid({name: None})
+        except SchemaError:
+            continue
+        if not allows_null:
+            del arguments[name]
+
+
 def signature(schema: Mapping[str, Any]) -> str:
     """A one-line summary of an object schema: each property with its shape, required first."""
     properties: Mapping[str, Any] = schema.get("properties") or {}

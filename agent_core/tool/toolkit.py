@@ -16,7 +16,7 @@ from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.model.base import ToolSchema
 from agent_core.skill.skill import Skill, skills_prompt_fragment
 from agent_core.state import AgentState
-from agent_core.tool._arguments import argument_errors
+from agent_core.tool._arguments import argument_errors, drop_null_optionals
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.function import STATE_ARG, FunctionTool
 from agent_core.tool.group import (
@@ -376,6 +376,7 @@ class Toolkit:
             return
         # The state is the runtime's to give, never the model's.
         arguments.pop(STATE_ARG, None)
+        drop_null_optionals(tool.input_schema, arguments)
         problem = argument_errors(tool.name, tool.input_schema, arguments)
         if problem is not None:
             yield _error(problem)

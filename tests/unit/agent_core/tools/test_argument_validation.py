@@ -135,3 +135,18 @@ async def test_a_tool_with_an_invalid_schema_judges_its_arguments_itself() -> No
     text, last = await run(Toolkit([Loose()]), "loose", {"x": 1})
 
     assert (text, last.state) == ('{"x": 1}', ToolResultState.SUCCESS)
+
+
+async def test_null_for_an_optional_argument_means_not_given(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    say = Say()
+    toolkit = Toolkit([Read(tmp_path), say])
+
+    read, last = await run(toolkit, "Read", {"file_path": "a.txt", "offset": None, "pages": None})
+    await run(toolkit, "Say", {"content": "hi", "to": None})
+    missing, _ = await run(toolkit, "Read", {"file_path": None})
+
+    assert last.state is ToolResultState.SUCCESS
+    assert "     1\tone" in read
+    assert say.calls == [{"content": "hi", "to": None}]  # null is allowed there: passed on
+    assert "- file_path: expected string, got null null" in missing

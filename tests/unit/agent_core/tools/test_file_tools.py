@@ -406,7 +406,7 @@ async def test_state_injected_tools_need_a_state(ws: Path) -> None:
 def test_schemas_follow_agentscope_names() -> None:
     read, write, edit = (t.input_schema for t in (Read("."), Write("."), Edit(".")))
 
-    assert set(read["properties"]) == {"file_path", "offset", "limit"}
+    assert set(read["properties"]) == {"file_path", "offset", "limit", "pages"}
     assert read["required"] == ["file_path"]
     assert read["properties"]["limit"]["maximum"] == 2000
     assert set(write["properties"]) == {"file_path", "content"}
