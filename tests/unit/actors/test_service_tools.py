@@ -261,7 +261,7 @@ async def test_a_workers_team_say_without_to_reaches_the_leader_and_the_others(
     said = await env.call(w1, "TeamSay", member="w1", content="report: done")
 
     assert said.ok, said.text
-    assert "Delivered to 2 recipient(s) (broadcast): Lead, w2." == said.text
+    assert said.text == "Delivered to 2 recipient(s) (broadcast): Lead, w2."
     assert (await env.hints(leader))[before[leader] :] == [
         '<team-message from="w1">\nreport: done\n</team-message>'
     ]
