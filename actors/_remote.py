@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -21,13 +22,17 @@ from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
 from actors.keys import Keys
+from actors.lifecycle import delete_user_session
 from actors.mailbox import completion_hint
+from actors.models import check_model_configs
 from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
+from actors.schedule_service import ScheduleService
 from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
+from actors.team import TeamStore
 from actors.workspace_backends import workspace_manager
 from actors.workspace_host import SkillBundle, WorkspaceHost, WorkspaceRequest
 from actors.workspace_service import RayWorkspaceService
@@ -73,6 +78,14 @@ class SessionActor:
         self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
         self._mailbox = Mailbox(bus, RayDispatcher(self._settings))
         self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
+        teams = TeamStore(self._redis, self._keys)
+        self._schedules = ScheduleService.build(
+            self._settings,
+            self._redis,
+            self._mailbox,
+            functools.partial(check_model_configs, self._storage),
+            functools.partial(delete_user_session, self._storage, teams, self._mailbox.dispatcher),
+        )
         self._runtimes: dict[str, SessionRuntime] = {}
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
@@ -87,6 +100,7 @@ class SessionActor:
                 self._workspaces,
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
+                schedules=self._schedules,
             )
         if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
@@ -331,6 +345,11 @@ class WorkspaceActor:
     async def adopt(self, request: str, tool_call_id: str) -> bool:
         """Own a call its session moved to the background; deliver its result when done."""
         return await self._host.adopt(WorkspaceRequest.model_validate_json(request), tool_call_id)
+
+    async def stop_background(self, request: str, tool_call_id: str) -> bool:
+        """Stop an adopted call; it then delivers nothing."""
+        req = WorkspaceRequest.model_validate_json(request)
+        return await self._host.stop_background(req, tool_call_id)
 
     async def offload_context(self, request: str, session_id: str, msgs: str) -> str:
         """Persist compressed messages; the reference."""

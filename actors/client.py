@@ -21,7 +21,6 @@ from actors._redis_errors import storage_errors
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
 from actors.errors import (
-    InvalidRequest,
     NotAwaiting,
     NotFound,
     SessionBusy,
@@ -31,7 +30,8 @@ from actors.errors import (
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
-from actors.lifecycle import destroy_session
+from actors.lifecycle import delete_user_session
+from actors.models import check_model_configs
 from actors.records import (
     AgentData,
     AgentRecord,
@@ -97,6 +97,8 @@ class RuntimeClient:
         self.schedules = ScheduleService.build(
             settings, self.redis, self.mailbox, self._check_model_configs, self.delete_session
         )
+        if isinstance(dispatcher, InProcessDispatcher) and dispatcher.schedules is None:
+            dispatcher.schedules = self.schedules
         self._sweeper: asyncio.Task[None] | None = None
         self.workspaces = workspaces or shared_workspaces(settings)
 
@@ -222,15 +224,7 @@ class RuntimeClient:
         return await self.storage.create_session(user_id, agent_id, config)
 
     async def _check_model_configs(self, user_id: str, config: SessionConfig) -> None:
-        for model_config in (config.chat_model_config, config.fallback_chat_model_config):
-            if model_config is None:
-                continue
-            credential = await self.storage.get_credential(user_id, model_config.credential_id)
-            if credential.data.type != model_config.type:
-                raise InvalidRequest(
-                    f"chat_model_config.type {model_config.type!r} does not match credential "
-                    f"{credential.id!r} of type {credential.data.type!r}"
-                )
+        await check_model_configs(self.storage, user_id, config)
 
     async def list_sessions(self, user_id: str, agent_id: str | None) -> list[SessionRecord]:
         """Return the user's sessions (of one agent when given)."""
@@ -274,8 +268,7 @@ class RuntimeClient:
         Raises:
             SessionNotFound: no such session for this user.
         """
-        session = await self.storage.get_session(user_id, session_id)
-        await destroy_session(self.storage, self.teams, self.dispatcher, session)
+        await delete_user_session(self.storage, self.teams, self.dispatcher, user_id, session_id)
 
     async def status(self, user_id: str, session_id: str) -> SessionStatus:
         """What the session is doing now.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
@@ -13,12 +15,20 @@ from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
 from actors.workspaces import shared_workspaces
 
+if TYPE_CHECKING:
+    from actors.schedule_service import ScheduleService
+
 
 class InProcessDispatcher:
-    """One `SessionRuntime` per session, all in this process and event loop."""
+    """One `SessionRuntime` per session, all in this process and event loop.
+
+    `schedules` is what the sessions' schedule tools use: the `RuntimeClient` built on this
+    dispatcher sets its own, so that the process runs a single scheduler.
+    """
 
     def __init__(self, settings: RuntimeSettings) -> None:
         self._settings = settings
+        self.schedules: ScheduleService | None = None
         self._runtimes: dict[str, SessionRuntime] = {}
         self._redis: Redis | None = None
         self._mailbox: Mailbox | None = None
@@ -40,6 +50,7 @@ class InProcessDispatcher:
                 shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
+                schedules=self.schedules,
             )
         return self._runtimes[session_id]
 

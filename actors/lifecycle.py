@@ -38,3 +38,19 @@ async def destroy_session(
     await dispatcher.stop(session.id)
     await storage.delete_session(session.user_id, session.id, missing_ok=True)
     return [*deleted, session.id]
+
+
+async def delete_user_session(
+    storage: RedisStorage,
+    teams: TeamStore,
+    dispatcher: SessionDispatcher,
+    user_id: str,
+    session_id: str,
+) -> None:
+    """Delete one of the user's sessions as `destroy_session` does.
+
+    Raises:
+        SessionNotFound: no such session for this user.
+    """
+    session = await storage.get_session(user_id, session_id)
+    await destroy_session(storage, teams, dispatcher, session)

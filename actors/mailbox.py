@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any
 
 from actors.bus import RedisMessageBus
 from actors.items import HintItem
@@ -58,14 +59,19 @@ class InboxBackgroundSink:
     """`BackgroundSink` that finishes adopted tool calls and delivers their results as hints.
 
     Delivery goes through `deliver` (the runtime's mailbox path), so the completion wakes the
-    session if it is idle.
+    session if it is idle. A call is known by its tool call id (the id the model reads in the
+    placeholder result), by which `stop` cancels it; a stopped call delivers nothing.
     """
 
     def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
         self._deliver = deliver
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
         self.hand_over: Callable[[ToolCallBlock], Awaitable[bool]] | None = None
         """Offers an adopted call to whoever runs it (its workspace) before finishing it here."""
+        self.stop_handed: Callable[[str], Coroutine[Any, Any, bool]] | None = None
+        """Stops a call that was handed over (it then delivers nothing)."""
+        self._handed: set[str] = set()
+        self._stopping: set[asyncio.Task[bool]] = set()
 
     def adopt(
         self,
@@ -75,8 +81,27 @@ class InboxBackgroundSink:
     ) -> None:
         """Finish `call` in a task owned by the sink."""
         task = asyncio.get_running_loop().create_task(self._finish(call, next_chunk, rest))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[call.id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(call.id, None))
+
+    def stop(self, call_id: str) -> bool:
+        """Cancel the background call `call_id`; False when no such call is running."""
+        if call_id in self._handed and self.stop_handed is not None:
+            self._handed.discard(call_id)
+            stopping = asyncio.get_running_loop().create_task(self.stop_handed(call_id))
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+            return True
+        task = self._tasks.pop(call_id, None)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    @property
+    def running(self) -> list[str]:
+        """The ids of the calls running in the background (here or handed over)."""
+        return [*self._tasks, *sorted(self._handed)]
 
     async def _finish(
         self,
@@ -92,6 +117,7 @@ class InboxBackgroundSink:
                 taken = False
             if taken:
                 # The workspace delivers the result; stop reading (this does not cancel it).
+                self._handed.add(call.id)
                 next_chunk.cancel()
                 await asyncio.gather(next_chunk, return_exceptions=True)
                 return
@@ -121,6 +147,7 @@ class InboxBackgroundSink:
 
     async def aclose(self) -> None:
         """Cancel calls still running in the background."""
-        for task in list(self._tasks):
+        tasks = list(self._tasks.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

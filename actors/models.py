@@ -1,10 +1,29 @@
-"""Building a session's chat model from its stored config and credential."""
+"""Building a session's chat model from its stored config and credential, and checking configs."""
 
 from __future__ import annotations
 
 from actors.errors import InvalidRequest
-from actors.records import ChatModelConfig, CredentialRecord
+from actors.records import ChatModelConfig, CredentialRecord, SessionConfig
+from actors.storage import RedisStorage
 from agent_core.model.base import ChatModelBase
+
+
+async def check_model_configs(storage: RedisStorage, user_id: str, config: SessionConfig) -> None:
+    """Check that the config's chat models name credentials of the user, of their type.
+
+    Raises:
+        CredentialNotFound: a model config names a credential the user does not have.
+        InvalidRequest: a model config's type does not match its credential.
+    """
+    for model_config in (config.chat_model_config, config.fallback_chat_model_config):
+        if model_config is None:
+            continue
+        credential = await storage.get_credential(user_id, model_config.credential_id)
+        if credential.data.type != model_config.type:
+            raise InvalidRequest(
+                f"chat_model_config.type {model_config.type!r} does not match credential "
+                f"{credential.id!r} of type {credential.data.type!r}"
+            )
 
 
 def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> ChatModelBase:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_core._ids import new_id, now_iso
 from agent_core.agent import ContextConfig, ReActConfig
@@ -22,6 +22,28 @@ class _Record(BaseModel):
     updated_at: str = Field(default_factory=now_iso, description="ISO 8601 last update time.")
 
 
+class InviteConfig(BaseModel):
+    """Whether team leaders may borrow the agent into their team (the `AgentInvite` tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    invitable: bool = Field(
+        default=False,
+        description="Whether leaders may borrow this agent with AgentInvite; needs a non-empty "
+        "invite_description.",
+    )
+    invite_description: str | None = Field(
+        default=None,
+        description="What the agent is good at, shown to a leader deciding whom to invite.",
+    )
+
+    @model_validator(mode="after")
+    def _described(self) -> InviteConfig:
+        if self.invitable and not (self.invite_description or "").strip():
+            raise ValueError("an invitable agent needs a non-empty invite_description")
+        return self
+
+
 class AgentChatConfig(BaseModel):
     """How the agent runs in text chat."""
 
@@ -29,6 +51,9 @@ class AgentChatConfig(BaseModel):
 
     context_config: ContextConfig = Field(default_factory=ContextConfig)
     react_config: ReActConfig = Field(default_factory=ReActConfig)
+    invite_config: InviteConfig = Field(
+        default_factory=InviteConfig, description="Whether leaders may invite the agent."
+    )
 
 
 class AgentData(BaseModel):

@@ -144,8 +144,13 @@ class ScheduleService:
         await self._notify(schedule_id)
         return updated
 
-    async def delete(self, user_id: str, schedule_id: str) -> None:
+    async def delete(self, user_id: str, schedule_id: str, keep_session: str | None = None) -> None:
         """Delete the schedule, stop timing it, and delete the sessions it fired into.
+
+        Args:
+            user_id: The owner.
+            schedule_id: The schedule.
+            keep_session: A fired session to keep (the one whose agent deletes the schedule).
 
         Raises:
             ScheduleNotFound: no such schedule for this user.
@@ -153,6 +158,8 @@ class ScheduleService:
         session_ids = await self._store.delete_schedule(user_id, schedule_id)
         await self._notify(schedule_id)
         for session_id in session_ids:
+            if session_id == keep_session:
+                continue
             try:
                 await self._delete_session(user_id, session_id)
             except SessionNotFound:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from actors.announcements import AnnounceChangesMiddleware
 from actors.dispatch import Mailbox
@@ -26,10 +27,12 @@ from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
 from actors.records import AgentRecord, ChatModelConfig, SessionRecord
 from actors.recovery import close_interrupted_reply
+from actors.schedule_tools import ScheduleContext
 from actors.storage import RedisStorage
 from actors.team import SubAgentTemplate, TeamStore, template_registry
-from actors.team_tools import TeamContext, team_tools
-from actors.toolbox import session_toolkit
+from actors.team_invite import invitable
+from actors.team_tools import TeamContext
+from actors.toolbox import SessionTools, session_toolkit
 from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
 from agent_core.agent import Agent, ResumeEvent
@@ -47,6 +50,9 @@ from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFin
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
 
+if TYPE_CHECKING:
+    from actors.schedule_service import ScheduleService
+
 log = logging.getLogger(__name__)
 
 _CHECKPOINT_EVENTS = (ModelCallEndEvent, ToolResultEndEvent)
@@ -62,6 +68,7 @@ class SessionRuntime:
         bus: Inbox and event log.
         deliver: The mailbox path (append + wake) used for background-tool completions.
         tool_timeout: Seconds before a tool call moves to the background.
+        schedules: Where the session's schedule tools keep schedules (None: no such tools).
     """
 
     def __init__(
@@ -72,6 +79,7 @@ class SessionRuntime:
         workspaces: SessionWorkspaces,
         templates: list[SubAgentTemplate] | None = None,
         tool_timeout: float = 10.0,
+        schedules: ScheduleService | None = None,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
@@ -81,6 +89,7 @@ class SessionRuntime:
         self._teams = TeamStore(storage.redis, storage.keys)
         self._templates = template_registry(templates or [])
         self._tool_timeout = tool_timeout
+        self._schedules = schedules
         self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
         self._fence: int | None = None
         self._state: AgentState | None = None
@@ -195,7 +204,8 @@ class SessionRuntime:
             except Exception as exc:
                 await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
                 return
-            agent = self._agent(session, agent_record, model, kit, hints)
+            pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
+            agent = self._agent(session, agent_record, model, kit, hints, pool)
             resume = _resume_input(batch)
             running: str | None = None
             async for event in agent.reply_stream(resume or inputs or None):
@@ -216,6 +226,7 @@ class SessionRuntime:
         model: ChatModelBase,
         kit: SessionKit,
         hints: InboxHints,
+        invitable_agents: list[AgentRecord],
     ) -> Agent:
         """The session's agent for one reply: workspace tools, team tools, prompt, limits."""
         state, _ = self._owned()
@@ -227,11 +238,22 @@ class SessionRuntime:
             mailbox=self._mailbox,
             templates=self._templates,
         )
+        schedules = None
+        if self._schedules is not None and session.config.chat_model_config is not None:
+            schedules = ScheduleContext(
+                service=self._schedules,
+                user_id=session.user_id,
+                agent_id=session.agent_id,
+                session_id=session.id,
+                chat_model_config=session.config.chat_model_config,
+            )
         kit.grant(state.permission_context)
         self._sink.hand_over = kit.hand_over
-        toolkit = session_toolkit(kit.tools)
-        for tool in team_tools(team, session.membership):
-            toolkit.register(tool)
+        self._sink.stop_handed = kit.stop_background
+        toolkit = session_toolkit(
+            kit.tools,
+            SessionTools(session, team, self._sink, schedules, invitable_agents),
+        )
         chat = agent_record.data.chat_config
         membership = session.membership
         return Agent(

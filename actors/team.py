@@ -98,6 +98,9 @@ class TeamMember(BaseModel):
     session_id: str
     description: str = ""
     subagent_type: str = "default"
+    invited_agent_id: str | None = Field(
+        default=None, description="The borrowed agent, for a member joined with AgentInvite."
+    )
 
 
 class TeamRecord(BaseModel):

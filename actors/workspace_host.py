@@ -128,6 +128,7 @@ class _Call:
     outputs: asyncio.Queue[ToolOutput | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     adopted: bool = False
+    stopped: bool = False
     text: list[str] = field(default_factory=list)
     state: ToolResultState = ToolResultState.SUCCESS
 
@@ -235,7 +236,8 @@ class WorkspaceHost:
             call.outputs.put_nowait(None)
             if call.adopted:
                 self._calls.pop(call.invocation.call_id, None)
-                await self._deliver_completion(call)
+                if not call.stopped:
+                    await self._deliver_completion(call)
 
     async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
         """Take over a running call the session moved to the background.
@@ -254,6 +256,20 @@ class WorkspaceHost:
                 and not call.task.done()
             ):
                 call.adopted = True
+                return True
+        return False
+
+    async def stop_background(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Stop an adopted call (killing what it started); it then delivers nothing."""
+        for call in self._calls.values():
+            if (
+                call.adopted
+                and call.session_id == request.session_id
+                and call.invocation.tool_call_id == tool_call_id
+                and call.task is not None
+            ):
+                call.stopped = True
+                call.task.cancel()
                 return True
         return False
 

@@ -195,6 +195,10 @@ class RayWorkspaceService:
         except WorkspaceError:
             return False
 
+    async def stop_background(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Stop a call the workspace's actor adopted."""
+        return bool(await self._call(request, "stop_background", tool_call_id))
+
     async def offload_context(
         self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]
     ) -> str:

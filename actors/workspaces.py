@@ -70,6 +70,10 @@ class WorkspaceService(Protocol):
         """
         ...
 
+    async def stop_background(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
+        """Stop a call the workspace adopted; it then delivers nothing."""
+        ...
+
     async def offload_context(
         self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]
     ) -> str:
@@ -192,6 +196,10 @@ class SessionKit:
     async def hand_over(self, call: ToolCallBlock) -> bool:
         """Ask the workspace to own a call moved to the background (see `WorkspaceService`)."""
         return await self.offloader.service.adopt(self.offloader.request, call.id)
+
+    async def stop_background(self, tool_call_id: str) -> bool:
+        """Stop a call handed over to the workspace."""
+        return await self.offloader.service.stop_background(self.offloader.request, tool_call_id)
 
     def system_prompt(self, base: str) -> str:
         """`base` followed by the workspace's section."""

@@ -75,12 +75,8 @@ def _text(message: dict[str, Any]) -> str:
     return content or ""
 
 
-def scripted_team(body: dict[str, Any], workers: int, batch: int, say_key: str) -> ScriptedReply:
-    """Plays the leader and the workers, deciding from the whole conversation it is sent.
-
-    `say_key` is the name of TeamSay's message argument (`message` in Troupe, `content` in
-    AgentScope); everything else is the same for both.
-    """
+def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedReply:
+    """Plays the leader and the workers, deciding from the whole conversation it is sent."""
     messages = body["messages"]
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if tools == {"generate_structured_output"}:  # a service asking for a session title
@@ -96,7 +92,7 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int, say_key: str) 
         member = system.split()[2].rstrip(",")
         if "TeamSay" in calls:
             return ScriptedReply(text="reported")
-        args = {"to": LEADER, say_key: f"report: done by {member}"}
+        args = {"to": LEADER, "content": f"report: done by {member}"}
         return ScriptedReply(tool_calls=[(f"say-{member}", "TeamSay", args)])
     user_texts = [_text(m) for m in messages if m["role"] == "user"]
     if "TeamDelete" in calls:
@@ -128,23 +124,21 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int, say_key: str) 
 
 
 def _serve_model(
-    workers: int, batch: int, say_key: str, conn: Any, stop: Any
+    workers: int, batch: int, conn: Any, stop: Any
 ) -> None:  # pragma: no cover - runs in the model-server process
-    reply = partial(scripted_team, workers=workers, batch=batch, say_key=say_key)
+    reply = partial(scripted_team, workers=workers, batch=batch)
     with OpenAIWireServer(reply_func=reply) as server:
         conn.send(server.base_url)
         stop.wait(3600)
 
 
 @contextlib.contextmanager
-def model_process(workers: int, batch: int, say_key: str) -> Iterator[tuple[str, int]]:
+def model_process(workers: int, batch: int) -> Iterator[tuple[str, int]]:
     """The scripted model server in a child process; yields (base URL, pid)."""
     ctx = multiprocessing.get_context("spawn")
     parent, child = ctx.Pipe()
     stop = ctx.Event()
-    process = ctx.Process(
-        target=_serve_model, args=(workers, batch, say_key, child, stop), daemon=True
-    )
+    process = ctx.Process(target=_serve_model, args=(workers, batch, child, stop), daemon=True)
     process.start()
     try:
         if not parent.poll(120):
@@ -397,7 +391,7 @@ async def run_troupe(workers: int, batch: int, within: float, session_hosts: int
         f"Troupe: starting Redis, Ray (2 CPUs), Serve, {placement}; {workers} workers to come",
         flush=True,
     )
-    with model_process(workers, batch, "message") as (model_url, model_pid):
+    with model_process(workers, batch) as (model_url, model_pid):
         memory = TreeMemory(exclude=_other_children(model_pid))
         with service_stack(num_cpus=2, session_hosts=session_hosts) as stack:
             baseline = psutil.Process().memory_info().rss
@@ -457,7 +451,7 @@ async def run_agentscope(workers: int, batch: int, within: float) -> Result:
     print(f"AgentScope: starting Redis and the Agent Service; {workers} workers", flush=True)
     headers = {"X-User-ID": "bench"}
     with (
-        model_process(workers, batch, "content") as (model_url, model_pid),
+        model_process(workers, batch) as (model_url, model_pid),
         tempfile.TemporaryDirectory(prefix="agentscope-bench-") as workdir,
     ):
         memory = TreeMemory(exclude=_other_children(model_pid))

@@ -16,6 +16,7 @@ from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.model.base import ToolSchema
 from agent_core.skill.skill import Skill, skills_prompt_fragment
 from agent_core.state import AgentState
+from agent_core.tool._arguments import argument_errors, drop_null_optionals
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.function import CALL_ID_ARG, STATE_ARG, FunctionTool
 from agent_core.tool.group import (
@@ -70,6 +71,8 @@ class Toolkit:
     Tools keep their registration order. Every stream returned by `call` ends with exactly one
     chunk that has `is_last=True` and a final state, whatever the tool did: errors the model
     should see (unknown tool, bad arguments, a failing tool) arrive as that final ERROR chunk.
+    Arguments are checked against the tool's `input_schema` before the tool runs, so a
+    missing or mistyped argument is reported by field name with its expected shape.
 
     Attributes:
         mcp_errors: Why an MCP server's tools are missing, by server name.
@@ -374,6 +377,11 @@ class Toolkit:
         # The state is the runtime's to give, never the model's.
         arguments.pop(STATE_ARG, None)
         arguments.pop(CALL_ID_ARG, None)
+        drop_null_optionals(tool.input_schema, arguments)
+        problem = argument_errors(tool.name, tool.input_schema, arguments)
+        if problem is not None:
+            yield _error(problem)
+            return
         if tool.is_state_injected:
             arguments[STATE_ARG] = state
         if tool.is_call_id_injected:

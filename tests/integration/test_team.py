@@ -59,7 +59,7 @@ def scripted_team(body: dict[str, Any]) -> ScriptedReply:
             return ScriptedReply(text="reported")
         return ScriptedReply(
             tool_calls=[
-                (f"say-{member}", "TeamSay", {"to": "Lead", "message": f"report: done by {member}"})
+                (f"say-{member}", "TeamSay", {"to": "Lead", "content": f"report: done by {member}"})
             ]
         )
     finished = _tool_names(messages)

@@ -26,6 +26,13 @@ from agent_core.tool.builtin._base import (
     remember,
 )
 from agent_core.tool.builtin._files import FileRules
+from agent_core.tool.builtin._pdf import (
+    MAX_PAGES_PER_READ,
+    MAX_PAGES_WITHOUT_RANGE,
+    PdfReadError,
+    is_pdf,
+    read_pdf_text,
+)
 
 MAX_LINES = 2000
 _SNIFF_BYTES = 8192
@@ -50,6 +57,12 @@ class ReadInput(ToolInput):
         ge=1,
         description=f"Maximum number of lines to read (at most {MAX_LINES}).",
         json_schema_extra={"maximum": MAX_LINES},
+    )
+    pages: str | None = Field(
+        default=None,
+        description=f'Page range of a PDF file, e.g. "1-5", "3" or "10-20"; at most '
+        f"{MAX_PAGES_PER_READ} pages per call, and required for PDFs of more than "
+        f"{MAX_PAGES_WITHOUT_RANGE} pages. Only applies to PDF files.",
     )
 
 
@@ -112,6 +125,9 @@ class Read(FileRules, StatefulTool[ReadInput]):
         "content); use offset and limit to page through longer files.\n"
         "- Lines longer than the line limit are cut and marked.\n"
         "- Images (PNG, JPEG, GIF, WEBP) are returned as images.\n"
+        "- PDF files (.pdf) are returned as text, page by page. For PDFs of more than "
+        f"{MAX_PAGES_WITHOUT_RANGE} pages you MUST pass pages (at most {MAX_PAGES_PER_READ} "
+        "pages per call).\n"
         "- Binary files are reported as such instead of being printed.\n"
         "- Reading a file is required before changing it with Write or Edit."
     )
@@ -145,14 +161,19 @@ class Read(FileRules, StatefulTool[ReadInput]):
         """Read the file (in a worker thread) and record it in the read cache."""
         limit = min(params.limit, MAX_LINES)
         chunk, seen = await asyncio.to_thread(
-            self._read, params.file_path, params.offset, limit, state.tool_context.max_cache_bytes
+            self._read,
+            params.file_path,
+            params.offset,
+            limit,
+            state.tool_context.max_cache_bytes,
+            params.pages,
         )
         if seen is not None:
             remember(state, seen)
         yield chunk
 
     def _read(
-        self, raw: str, offset: int, limit: int, cache_bytes: float
+        self, raw: str, offset: int, limit: int, cache_bytes: float, pages: str | None = None
     ) -> tuple[ToolChunk, Seen | None]:
         path = self.workspace.path(raw)
         shown = self.workspace.display(raw)
@@ -163,16 +184,27 @@ class Read(FileRules, StatefulTool[ReadInput]):
                 f"{shown} is a directory, not a file. Use Glob to list it.", error=True
             ), None
         try:
-            return self._read_file(path, shown, offset, limit, cache_bytes)
+            return self._read_file(path, shown, offset, limit, cache_bytes, pages)
         except OSError as exc:
             return done(f"Cannot read {shown}: {exc.strerror or exc}", error=True), None
 
     def _read_file(
-        self, path: Path, shown: str, offset: int, limit: int, cache_bytes: float
+        self,
+        path: Path,
+        shown: str,
+        offset: int,
+        limit: int,
+        cache_bytes: float,
+        pages: str | None = None,
     ) -> tuple[ToolChunk, Seen]:
         size = os.stat(path).st_size
         with path.open("rb") as handle:
             head = handle.read(_SNIFF_BYTES)
+        if is_pdf(path, head):
+            try:
+                return done(read_pdf_text(path, pages)), observe(path, None)
+            except PdfReadError as exc:
+                return done(f"{shown}: {exc}", error=True), observe(path, None)
         media_type = _image_type(head)
         if media_type is not None:
             if size > self.max_image_bytes:

@@ -81,12 +81,13 @@ async def test_output_size_cap_and_long_lines_are_marked(ws: Path) -> None:
     assert "Use offset=" in result.text
 
 
-async def test_limit_above_the_maximum_is_capped(run: Runner, ws: Path) -> None:
+async def test_limit_above_the_maximum_is_refused_by_the_schema(run: Runner, ws: Path) -> None:
     (ws / "big.txt").write_text("z\n" * 2500)
 
     result = await run("Read", file_path="big.txt", limit=9999)
 
-    assert "[Showing lines 1-2000 of 2500." in result.text
+    assert not result.ok
+    assert "- limit: 9999 is greater than the maximum of 2000" in result.text
 
 
 async def test_missing_file_directory_and_bad_arguments(run: Runner, ws: Path) -> None:
@@ -405,7 +406,7 @@ async def test_state_injected_tools_need_a_state(ws: Path) -> None:
 def test_schemas_follow_agentscope_names() -> None:
     read, write, edit = (t.input_schema for t in (Read("."), Write("."), Edit(".")))
 
-    assert set(read["properties"]) == {"file_path", "offset", "limit"}
+    assert set(read["properties"]) == {"file_path", "offset", "limit", "pages"}
     assert read["required"] == ["file_path"]
     assert read["properties"]["limit"]["maximum"] == 2000
     assert set(write["properties"]) == {"file_path", "content"}

@@ -174,7 +174,7 @@ async def test_unknown_groups_and_non_booleans_change_nothing() -> None:
 
     assert (s1, s2) == (ToolResultState.ERROR, ToolResultState.ERROR)
     assert "Unknown tool group(s): databse" in unknown
-    assert "must be true or false: database" in wrong
+    assert '- database: expected boolean, got string "yes"' in wrong
     assert state.tool_context.activated_groups == ["database"]
 
 
