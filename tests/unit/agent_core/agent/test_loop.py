@@ -107,7 +107,7 @@ async def test_retryable_errors_are_retried_then_fallback_model_answers() -> Non
             ScriptedResponse(error=ModelConnectionError("reset")),
         ]
     )
-    fallback = ScriptedChatModel(["from fallback"], model_name="fallback")
+    fallback = ScriptedChatModel(["from fallback"], model="fallback")
     config = ModelConfig(max_retries=1, retry_backoff=0, fallback_model=fallback)
     agent = Agent("bot", "x", failing, model_config=config)
     msg = await agent.reply(UserMsg("u", "hi"))
