@@ -83,7 +83,28 @@ class OpenAICredential(CredentialBase):
         return OpenAIChatModel
 
 
-# Grows into `OpenAICredential | AnthropicCredential | ...` as providers are added.
+class DashScopeCredential(CredentialBase):
+    """An API key for Alibaba Cloud DashScope (Qwen models), used over its OpenAI-compatible API."""
+
+    type: Literal["dashscope_credential"] = "dashscope_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://dashscope.aliyuncs.com/compatible-mode/v1",
+        min_length=1,
+        description="The OpenAI-compatible API root; `/chat/completions` is appended.",
+    )
+
+    @classmethod
+    def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
+        """Return `DashScopeChatModel`."""
+        from agent_core.model.dashscope import DashScopeChatModel
+
+        return DashScopeChatModel
+
+
+# Grows into `OpenAICredential | AnthropicCredential | ...` as the service stores more providers.
 Credential = Annotated[OpenAICredential, Field(discriminator="type")]
 
 CREDENTIAL_TYPES: dict[str, type[CredentialBase]] = {"openai_credential": OpenAICredential}

@@ -10,6 +10,7 @@ from agent_core.model._structured import (
 )
 from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema, collect_response
 from agent_core.model.card import ModelCard
+from agent_core.model.dashscope import DashScopeChatModel
 from agent_core.model.openai import OpenAIChatModel
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "ChatModelBase",
     "ChatResponse",
     "ChatUsage",
+    "DashScopeChatModel",
     "FinishedReason",
     "ModelCard",
     "OpenAIChatModel",

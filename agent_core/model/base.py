@@ -199,6 +199,7 @@ class ChatModelBase(ABC):
 
         Raises:
             pydantic.ValidationError: a `parameters` dict does not fit `Parameters`.
+            TypeError: `parameters` is another class's `Parameters`.
             ValueError: a number is out of range.
         """
         if max_retries < 0:
@@ -209,6 +210,11 @@ class ChatModelBase(ABC):
             raise ValueError("context_size must be positive")
         self.credential = credential
         self.model = model
+        if isinstance(parameters, BaseModel) and not isinstance(parameters, self.Parameters):
+            raise TypeError(
+                f"parameters must be a {type(self).__name__}.Parameters, "
+                f"not {type(parameters).__qualname__}"
+            )
         self.parameters = (
             parameters
             if isinstance(parameters, BaseModel)

@@ -17,10 +17,10 @@ from types import TracebackType
 from typing import Any, Literal, NoReturn, Self
 
 import httpx
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id
-from agent_core.credential import OpenAICredential
+from agent_core.credential import DashScopeCredential, OpenAICredential
 from agent_core.errors import ModelConnectionError, ModelHTTPError, ModelResponseError
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
@@ -280,9 +280,9 @@ class OpenAIChatModel(ChatModelBase):
 
     def __init__(
         self,
-        credential: OpenAICredential,
+        credential: OpenAICredential | DashScopeCredential,
         model: str,
-        parameters: Parameters | dict[str, Any] | None = None,
+        parameters: BaseModel | dict[str, Any] | None = None,
         stream: bool = True,
         max_retries: int = 3,
         retry_delay: float = 1.0,
@@ -300,8 +300,7 @@ class OpenAIChatModel(ChatModelBase):
             retry_delay=retry_delay,
             context_size=context_size,
         )
-        self.credential: OpenAICredential = credential
-        assert isinstance(self.parameters, OpenAIChatModel.Parameters)  # the base validated it
+        self.credential: OpenAICredential | DashScopeCredential = credential
         self.formatter = formatter or OpenAIChatFormatter()
         self.timeout = timeout
         self._owns_client = client is None
@@ -347,17 +346,13 @@ class OpenAIChatModel(ChatModelBase):
         extra: dict[str, Any],
     ) -> dict[str, Any]:
         fields = self.parameters.model_dump(exclude_none=True)
-        thinking = fields.pop("thinking_enable")
-        effort = fields.pop("reasoning_effort", None)
         parallel = fields.pop("parallel_tool_calls", None)
         body: dict[str, Any] = {
-            **fields,
+            **self._parameter_fields(fields),
             "model": model_name,
             "messages": await self.formatter.format(messages),
             "stream": self.stream,
         }
-        if thinking and effort is not None:
-            body["reasoning_effort"] = effort
         body.update(extra)
         if self.stream:
             body["stream_options"] = {"include_usage": True}
@@ -373,6 +368,14 @@ class OpenAIChatModel(ChatModelBase):
                     else {"type": "function", "function": {"name": mode}}
                 )
         return body
+
+    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Map the set parameters (`parallel_tool_calls` aside) to request body fields."""
+        thinking = fields.pop("thinking_enable")
+        effort = fields.pop("reasoning_effort", None)
+        if thinking and effort is not None:
+            fields["reasoning_effort"] = effort
+        return fields
 
     async def _call_api(
         self,
@@ -465,7 +468,7 @@ class OpenAIChatModel(ChatModelBase):
 
     def _headers(self) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.credential.api_key}"}
-        if self.credential.organization:
+        if isinstance(self.credential, OpenAICredential) and self.credential.organization:
             headers["OpenAI-Organization"] = self.credential.organization
         if self.stream:
             headers["Accept"] = "text/event-stream"

@@ -250,6 +250,27 @@ async def test_a_whole_chat_response_from_a_middleware_reaches_the_loop() -> Non
     assert model.calls == []
 
 
+async def test_content_only_in_a_streams_final_response_still_shows() -> None:
+    class FinalOnly(MiddlewareBase):
+        async def on_model_call(self, agent, input_kwargs, next_handler):
+            async def stream() -> AsyncIterator[ChatResponse]:
+                yield ChatResponse(content=[TextBlock(id="t1", text="Hel")], is_last=False)
+                final = [TextBlock(id="t1", text="Hello there."), TextBlock(text="Bye.")]
+                yield ChatResponse(content=final, is_last=True)
+
+            return stream()
+
+    agent = Agent(name="a", system_prompt="x", model=ScriptedChatModel(), middlewares=[FinalOnly()])
+    deltas = [
+        e.delta async for e in agent.reply_stream(UserMsg("user", "hi")) if hasattr(e, "delta")
+    ]
+    reply = agent.state.context[-1]
+
+    # What the final response adds to a streamed block, and blocks never streamed, still show.
+    assert deltas == ["Hel", "lo there.", "Bye."]
+    assert [b.text for b in reply.content if isinstance(b, TextBlock)] == ["Hello there.", "Bye."]
+
+
 async def test_call_model_raises_a_failed_request_from_the_await() -> None:
     model = ScriptedChatModel([ScriptedResponse(error=ModelConnectionError("refused"))])
 
