@@ -133,7 +133,9 @@ async def test_a_model_answering_whole_responses_drives_the_loop_like_a_stream()
     replies = []
     for stream in (True, False):
         model = ScriptedChatModel(script, stream=stream)
-        agent = Agent("bot", "x", model, toolkit=Toolkit(tools=[add]), state=state.model_copy(deep=True))
+        agent = Agent(
+            "bot", "x", model, toolkit=Toolkit(tools=[add]), state=state.model_copy(deep=True)
+        )
         events = [type(e).__name__ async for e in agent.reply_stream(UserMsg("u", "2+3?"))]
         reply = agent.state.context[-1]
         replies.append(([b.type for b in reply.content], reply.get_text_content(), events))
