@@ -132,7 +132,14 @@ class ScriptedChatModel(ChatModelBase):
         """Answer with the next scripted response: deltas when streaming, else whole."""
         self._seen.append(_Seen(messages))
         self.tool_schemas.append(
-            [ToolSchema.model_validate(tool["function"]) for tool in tools or []]
+            [
+                ToolSchema(
+                    name=tool["function"]["name"],
+                    description=tool["function"].get("description", ""),
+                    parameters=tool["function"].get("parameters", {}),
+                )
+                for tool in tools or []
+            ]
         )
         response = self._next(messages)
         if response.delay:
