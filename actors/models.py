@@ -39,4 +39,4 @@ def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> C
             f"{credential.id!r} is a {data.type!r}"
         )
     model_class = data.get_chat_model_class()
-    return model_class(credential=data, model=config.model, parameters=config.parameters)  # type: ignore[call-arg]
+    return model_class(credential=data, model=config.model, parameters=config.parameters)

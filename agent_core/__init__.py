@@ -1,8 +1,24 @@
 """agent_core: the framework-free building blocks (messages, events, agent loop, models, tools).
 
 Module paths mirror AgentScope's (`agentscope.X` → `agent_core.X`); this layer imports no Ray,
-Redis or web framework.
+Redis or web framework. `Agent` is also importable from here (`from agent_core import Agent`),
+loaded on first use so that importing a small module does not load the whole loop.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["Agent", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Agent":
+        from agent_core.agent import Agent
+
+        return Agent
+    raise AttributeError(f"module 'agent_core' has no attribute {name!r}")

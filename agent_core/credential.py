@@ -1,7 +1,9 @@
 """Credentials: how to reach a model provider, stored and sent as JSON tagged by `type`.
 
-Each provider adds a `CredentialBase` subclass with a unique `type` literal, joins the `Credential`
-union and `CREDENTIAL_TYPES`, and names its chat-model class in `get_chat_model_class`.
+Each provider adds a `CredentialBase` subclass with a unique `type` literal and names its
+chat-model class in `get_chat_model_class`. Shipped providers join the `Credential` union;
+`register_credential` adds a custom one to `CREDENTIAL_TYPES`, which `parse_credential` and
+`credential_json_schemas` read.
 """
 
 from __future__ import annotations
@@ -38,25 +40,25 @@ class CredentialBase(BaseModel):
         """Return the chat-model class that accepts this credential."""
 
     @classmethod
-    def list_models(cls, cards_dir: str | Path | None = None) -> list[ModelCard]:
+    def list_models(cls, custom_yaml_dir: str | Path | None = None) -> list[ModelCard]:
         """Return the model cards of this provider (those of its chat-model class).
 
         Args:
-            cards_dir: Read the cards from this directory instead of the shipped ones.
+            custom_yaml_dir: Read the cards from this directory instead of the shipped ones.
 
         Raises:
             ValueError: a card file is malformed.
         """
-        return cls.get_chat_model_class().list_models(cards_dir)
+        return cls.get_chat_model_class().list_models(custom_yaml_dir)
 
     @classmethod
     def secret_fields(cls) -> frozenset[str]:
-        """Return the names of the fields holding secrets (`writeOnly` in the JSON schema)."""
-        return frozenset(
-            name
-            for name, info in cls.model_fields.items()
-            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("writeOnly")
-        )
+        """Return the names of the fields holding secrets (`writeOnly` in the JSON schema).
+
+        That is every `SecretStr` field and every field marked like `OpenAICredential.api_key`.
+        """
+        properties = cls.model_json_schema().get("properties", {})
+        return frozenset(name for name, prop in properties.items() if prop.get("writeOnly"))
 
 
 class OpenAICredential(CredentialBase):
@@ -81,10 +83,46 @@ class OpenAICredential(CredentialBase):
         return OpenAIChatModel
 
 
-# Grows into `OpenAICredential | AnthropicCredential | ...` as providers are added.
+class DashScopeCredential(CredentialBase):
+    """An API key for Alibaba Cloud DashScope (Qwen models), used over its OpenAI-compatible API."""
+
+    type: Literal["dashscope_credential"] = "dashscope_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://dashscope.aliyuncs.com/compatible-mode/v1",
+        min_length=1,
+        description="The OpenAI-compatible API root; `/chat/completions` is appended.",
+    )
+
+    @classmethod
+    def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
+        """Return `DashScopeChatModel`."""
+        from agent_core.model.dashscope import DashScopeChatModel
+
+        return DashScopeChatModel
+
+
+# Grows into `OpenAICredential | AnthropicCredential | ...` as the service stores more providers.
 Credential = Annotated[OpenAICredential, Field(discriminator="type")]
 
 CREDENTIAL_TYPES: dict[str, type[CredentialBase]] = {"openai_credential": OpenAICredential}
+
+
+def register_credential(cls: type[CredentialBase]) -> None:
+    """Make a custom credential class known to `parse_credential` and `credential_json_schemas`.
+
+    Raises:
+        ValueError: the class has no `type` default, or another class has the same `type`.
+    """
+    kind = cls.model_fields["type"].default
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"{cls.__name__}.type needs a Literal default naming the credential")
+    known = CREDENTIAL_TYPES.get(kind)
+    if known is not None and known is not cls:
+        raise ValueError(f"credential type {kind!r} is already {known.__name__}")
+    CREDENTIAL_TYPES[kind] = cls
 
 
 def parse_credential(data: Mapping[str, Any]) -> CredentialBase:

@@ -1,4 +1,4 @@
-"""Formatters: turn `Msg`s and `ToolSchema`s into a provider's request shapes.
+"""Formatters: turn `Msg`s into a provider's request messages.
 
 An assistant `Msg` holds a whole reply, which may span several reasoning steps: text, tool calls,
 their results, hints injected between steps, more calls, final text. Chat Completions wants that
@@ -6,14 +6,17 @@ as alternating messages, so `OpenAIChatFormatter` splits a reply, in order, into
 
     assistant(text + tool_calls) -> tool(result) ... -> user(hint) -> assistant(...) -> ...
 
-`OpenAIMultiAgentFormatter` formats the same way, then folds what the speakers said (user
-messages, assistant text outside tool calls) into `<history>` user messages naming each speaker.
+Each message carries its sender's `name` (a tool message, its tool's), as OpenAI's `name` field
+lets a model tell speakers apart. `OpenAIMultiAgentFormatter` formats the same way, then folds
+what the speakers said (user messages, assistant text outside tool calls) into `<history>` user
+messages naming each speaker.
 """
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_core.message import (
     Base64Source,
@@ -25,26 +28,16 @@ from agent_core.message import (
     ToolResultBlock,
 )
 
-if TYPE_CHECKING:
-    # Runtime import would cycle: agent_core.model imports this module.
-    from agent_core.model.base import ToolSchema
-
 _TOOL_IMAGES_NOTE = "The following images were returned by the tool call {call_id} ({name})."
+_TOOL_IMAGES_SENDER = "system-reminder"
+# OpenAI rejects a `name` holding whitespace or any of <|\/>.
+_NAME_FORBIDDEN = re.compile(r"[\s<|\\/>]")
 
 
-def format_openai_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
-    """Return `tools` as entries of a Chat Completions request's `tools` list."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
-        }
-        for tool in tools
-    ]
+def _name(name: str) -> dict[str, str]:
+    """The `name` field for a sender, made acceptable to OpenAI (omitted when empty)."""
+    cleaned = _NAME_FORBIDDEN.sub("_", name)
+    return {"name": cleaned} if cleaned else {}
 
 
 def _data_url(block: DataBlock) -> str:
@@ -82,7 +75,8 @@ def _parts(blocks: list[Any]) -> str | list[dict[str, Any]]:
 class _Step:
     """One assistant message plus the tool results (and deferred hints) that follow it."""
 
-    def __init__(self) -> None:
+    def __init__(self, sender: str) -> None:
+        self.sender = sender
         self.texts: list[str] = []
         self.calls: list[ToolCallBlock] = []
         self.results: list[ToolResultBlock] = []
@@ -100,6 +94,7 @@ class _Step:
         if self.texts or self.calls:
             message: dict[str, Any] = {
                 "role": "assistant",
+                **_name(self.sender),
                 "content": "\n".join(self.texts) if self.texts else None,
             }
             if self.calls:
@@ -114,11 +109,18 @@ class _Step:
             out.append(message)
         images: list[dict[str, Any]] = []
         for result in self.results:
-            out.append({"role": "tool", "tool_call_id": result.id, "content": _tool_text(result)})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": result.id,
+                    **_name(result.name),
+                    "content": _tool_text(result),
+                }
+            )
             images.extend(_tool_images(result))
         # Tool messages carry text only, so returned images follow as one user message.
         if images:
-            out.append({"role": "user", "content": images})
+            out.append({"role": "user", "name": _TOOL_IMAGES_SENDER, "content": images})
         out.extend({"role": "user", "content": _parts(_hint_blocks(h))} for h in self.hints)
         return out
 
@@ -155,10 +157,14 @@ def _hint_blocks(hint: HintBlock) -> list[Any]:
 
 
 class FormatterBase(ABC):
-    """Turns a conversation of `Msg`s into the message list a provider's API expects."""
+    """Turns a conversation of `Msg`s into the message list a provider's API expects.
+
+    Subclass it for a provider whose payload follows neither the OpenAI nor another shipped
+    shape, and pass an instance as a chat model's `formatter`.
+    """
 
     @abstractmethod
-    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+    async def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
         """Return `msgs` as the provider's JSON-ready message dicts.
 
         Args:
@@ -173,7 +179,7 @@ class OpenAIChatFormatter(FormatterBase):
     parts (base64 as `data:` URLs); other binary data becomes a short text placeholder.
     """
 
-    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+    async def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
         """Return `msgs` as Chat Completions messages, preserving the order of every block.
 
         Args:
@@ -201,7 +207,7 @@ class OpenAIMultiAgentFormatter(FormatterBase):
     Otherwise the blocks are formatted as `OpenAIChatFormatter` formats them.
     """
 
-    def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+    async def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
         """Return `msgs` as Chat Completions messages, speakers' turns folded into histories.
 
         Args:
@@ -260,20 +266,20 @@ def _format_msg(msg: Msg) -> list[dict[str, Any]]:
     """Return one `Msg` as Chat Completions messages (an assistant reply may give several)."""
     if msg.role == "system":
         text = "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
-        return [{"role": "system", "content": text}]
+        return [{"role": "system", **_name(msg.name), "content": text}]
     if msg.role == "user":
         blocks = [b for b in msg.content if isinstance(b, TextBlock | DataBlock)]
-        return [{"role": "user", "content": _parts(blocks)}] if blocks else []
+        return [{"role": "user", **_name(msg.name), "content": _parts(blocks)}] if blocks else []
     return _assistant(msg)
 
 
 def _assistant(msg: Msg) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    step = _Step()
+    step = _Step(msg.name)
 
     def next_step() -> _Step:
         out.extend(step.emit())
-        return _Step()
+        return _Step(msg.name)
 
     for block in msg.content:
         if isinstance(block, TextBlock | DataBlock | ToolCallBlock) and step.results:

@@ -1,30 +1,23 @@
 """Test doubles that are real implementations: a chat model that replays a script.
 
 `ScriptedChatModel` is used by tests, benchmarks and the offline demo. It streams each scripted
-response as real chunks (text split into pieces, tool-call arguments split into fragments), so
-the agent loop runs exactly as it does against a provider.
+response as real `ChatResponse` deltas (text split into pieces, tool-call arguments split into
+fragments), so the agent loop runs exactly as it does against a provider.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core._ids import new_id
 from agent_core.errors import ModelResponseError
-from agent_core.message import Msg, Usage
-from agent_core.model.base import (
-    ChatModelBase,
-    ModelChunk,
-    TextChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
-)
+from agent_core.message import Msg, TextBlock, ToolCallBlock
+from agent_core.model._response import ChatResponse, ChatUsage
+from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema
 
 
 @dataclass
@@ -82,19 +75,24 @@ class ScriptedChatModel(ChatModelBase):
 
     A step is a `ScriptedResponse`, a plain string (a text answer) or a function of the
     conversation returning a `ScriptedResponse`. When the script runs out, `default` answers
-    (a string), or `ModelResponseError` is raised when `default` is None.
+    (a string), or `ModelResponseError` is raised when `default` is None. It never retries
+    (`max_retries=0`): every call consumes exactly one step.
     """
+
+    type = "scripted"
 
     def __init__(
         self,
         script: Sequence[ScriptStep] = (),
         default: str | None = None,
-        model_name: str = "scripted",
+        model: str = "scripted",
         chunk_size: int = 8,
-        context_length: int = 128_000,
+        context_size: int = 128_000,
+        stream: bool = True,
     ) -> None:
-        self.model_name = model_name
-        self.context_length = context_length
+        super().__init__(
+            credential=None, model=model, stream=stream, max_retries=0, context_size=context_size
+        )
         self._script: list[ScriptStep] = list(script)
         self._default = default
         self._chunk_size = chunk_size
@@ -123,27 +121,55 @@ class ScriptedChatModel(ChatModelBase):
             return step
         return step(messages)
 
-    async def stream(
+    async def _call_api(
         self,
+        model_name: str,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
-    ) -> AsyncIterator[ModelChunk]:
-        """Stream the next scripted response as chunks."""
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
+        """Answer with the next scripted response: deltas when streaming, else whole."""
         self._seen.append(_Seen(messages))
-        self.tool_schemas.append(list(tools or []))
+        self.tool_schemas.append(
+            [
+                ToolSchema(
+                    name=tool["function"]["name"],
+                    description=tool["function"].get("description", ""),
+                    parameters=tool["function"].get("parameters", {}),
+                )
+                for tool in tools or []
+            ]
+        )
         response = self._next(messages)
         if response.delay:
             await asyncio.sleep(response.delay)
         if response.error is not None:
             raise response.error
-        for piece in _pieces(response.text, self._chunk_size):
-            yield TextChunk(text=piece)
-        if tool_choice != "none":
-            for call in response.tool_calls:
-                yield ToolCallStartChunk(call_id=call.id, name=call.name)
-                for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
-                    yield ToolCallArgsChunk(call_id=call.id, delta=piece)
+        calls = response.tool_calls if tool_choice is None or tool_choice.mode != "none" else []
         # A rough count: this model stands in for a provider, it is not a tokenizer.
-        total_in = sum(len(m.content) for m in messages) * 8
-        yield UsageChunk(usage=Usage(input_tokens=total_in, output_tokens=len(response.text) // 4))
+        usage = ChatUsage(
+            input_tokens=sum(len(m.content) for m in messages) * 8,
+            output_tokens=len(response.text) // 4,
+        )
+        if not self.stream:
+            content: list[TextBlock | ToolCallBlock] = [TextBlock(text=response.text)]
+            content = content if response.text else []
+            content += [
+                ToolCallBlock(id=call.id, name=call.name, input=json.dumps(call.arguments))
+                for call in calls
+            ]
+            return ChatResponse(content=content, usage=usage)
+        return self._deltas(response.text, calls, usage)
+
+    async def _deltas(
+        self, text: str, calls: list[ScriptedToolCall], usage: ChatUsage
+    ) -> AsyncGenerator[ChatResponse, None]:
+        text_id = new_id()
+        for piece in _pieces(text, self._chunk_size):
+            yield ChatResponse(content=[TextBlock(id=text_id, text=piece)], is_last=False)
+        for call in calls:
+            for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
+                block = ToolCallBlock(id=call.id, name=call.name, input=piece)
+                yield ChatResponse(content=[block], is_last=False)
+        yield ChatResponse(content=[], is_last=False, usage=usage)

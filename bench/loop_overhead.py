@@ -23,13 +23,13 @@ import argparse
 import asyncio
 import cProfile
 import io
-import json
 import pstats
 import statistics
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,15 +44,8 @@ from agentscope.tool import FunctionTool as ASFunctionTool
 from agentscope.tool import Toolkit as ASToolkit
 
 from agent_core.agent import Agent, ReActConfig
-from agent_core.message import Msg, ToolResultBlock, Usage, UserMsg
-from agent_core.model.base import (
-    ModelChunk,
-    TextChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
-)
+from agent_core.message import Msg, ToolResultBlock, UserMsg
+from agent_core.model import ChatResponse, ChatUsage, ToolChoice
 from agent_core.permission import PermissionContext, PermissionMode
 from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
@@ -72,29 +65,22 @@ async def add(a: int, b: int) -> str:
     return str(a + b)
 
 
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
 class LeanScriptedChatModel(ScriptedChatModel):
-    """`ScriptedChatModel`'s chunks without its per-call recording and prompt-sized usage."""
+    """`ScriptedChatModel`'s deltas without its per-call recording and prompt-sized usage."""
 
-    async def stream(
+    async def _call_api(
         self,
+        model_name: str,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
-    ) -> AsyncIterator[ModelChunk]:
-        """Stream the next scripted response as chunks."""
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatResponse]:
+        """Stream the next scripted response as deltas."""
         response = self._next(messages)
-        for piece in _pieces(response.text, self._chunk_size):
-            yield TextChunk(text=piece)
-        if tool_choice != "none":
-            for call in response.tool_calls:
-                yield ToolCallStartChunk(call_id=call.id, name=call.name)
-                for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
-                    yield ToolCallArgsChunk(call_id=call.id, delta=piece)
-        yield UsageChunk(usage=Usage(input_tokens=10, output_tokens=len(response.text) // 4))
+        calls = response.tool_calls if tool_choice is None or tool_choice.mode != "none" else []
+        usage = ChatUsage(input_tokens=10, output_tokens=len(response.text) // 4)
+        return self._deltas(response.text, calls, usage)
 
 
 def troupe_script(iters: int) -> list[ScriptedResponse | str]:

@@ -188,7 +188,10 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     max_retries: int = Field(
-        default=2, ge=0, description="Retries of a failed model call before giving up."
+        default=0,
+        ge=0,
+        description="Retries of a failed model call before falling back or giving up, on top "
+        "of the model's own `max_retries` (hence 0 by default: the two would compound).",
     )
     retry_backoff: float = Field(
         default=0.5, ge=0.0, description="Seconds before the first retry; doubles each time."

@@ -35,7 +35,7 @@ from agent_core.message import (
     Usage,
     UserMsg,
 )
-from agent_core.model.base import ChatModelBase, ToolSchema
+from agent_core.model.base import ChatModelBase, ToolSchema, collect_response
 from agent_core.ports import Offloader
 from agent_core.state import AgentState
 
@@ -103,7 +103,7 @@ async def compress_context(
     """Summarize the older part of `state.context` into `state.summary`, if the prompt is too big.
 
     A no-op below the threshold unless `force`. Otherwise the most recent messages within
-    `reserve_ratio` x `model.context_length` tokens stay verbatim; the cut falls between
+    `reserve_ratio` x `model.context_size` tokens stay verbatim; the cut falls between
     messages, or between reasoning steps when the last message alone is too big, and never
     separates a tool call from its result (nor drops an unanswered call). The model writes the
     summary through a forced `generate_summary` call shaped by `config.summary_schema`; it is
@@ -116,7 +116,7 @@ async def compress_context(
             `config.compression_fallback_to_truncation` is off (the context is left intact).
     """
     counter = counter or DEFAULT_COUNTER
-    ctx_len = model.context_length
+    ctx_len = model.context_size
     before = measure_context(
         system_prompt, state.summary, state.context, tools, ctx_len, config, counter
     )
@@ -305,7 +305,8 @@ async def _summarize(
         description=_SUMMARY_TOOL_DESCRIPTION,
         parameters=config.summary_schema,
     )
-    response = await model(prompt, [tool], SUMMARY_TOOL_NAME)
+    response = await collect_response(await model(prompt, [tool], SUMMARY_TOOL_NAME))
+    usage = response.usage.to_usage() if response.usage is not None else Usage()
     for block in response.content:
         if isinstance(block, ToolCallBlock) and block.name == SUMMARY_TOOL_NAME:
             try:
@@ -313,7 +314,7 @@ async def _summarize(
             except json.JSONDecodeError as exc:
                 raise ModelResponseError(f"the summary is not valid JSON: {exc}") from exc
             if isinstance(fields, dict):
-                return fields, response.usage
+                return fields, usage
             raise ModelResponseError("the summary is not a JSON object")
     raise ModelResponseError(f"the model did not call {SUMMARY_TOOL_NAME} to write the summary")
 

@@ -27,10 +27,3 @@ def error_info(exc: BaseException) -> ErrorInfo:
             return ErrorInfo(type=ErrorType.UPSTREAM, message=str(exc) or repr(exc))
         case _:
             return ErrorInfo(type=ErrorType.INTERNAL, message=f"{type(exc).__name__}: {exc}")
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Whether a failed model call may succeed when tried again."""
-    if isinstance(exc, ModelHTTPError):
-        return exc.status == 429 or exc.status >= 500
-    return isinstance(exc, ModelConnectionError)

@@ -1,15 +1,18 @@
-"""One reasoning step: stream a model call and translate its chunks into block events."""
+"""One reasoning step: call the model and translate its responses into block events."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 from agent_core._ids import new_id
 from agent_core.agent._config import ModelConfig
-from agent_core.agent._errors import is_retryable
 from agent_core.event import (
     AgentEvent,
+    DataBlockDeltaEvent,
+    DataBlockEndEvent,
+    DataBlockStartEvent,
     ModelCallEndEvent,
     ModelCallStartEvent,
     TextBlockDeltaEvent,
@@ -22,80 +25,136 @@ from agent_core.event import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from agent_core.message import Msg, ToolCallBlock, Usage
-from agent_core.middleware import ModelStreamHandler, call_model
-from agent_core.model.base import (
-    ChatModelBase,
-    ModelChunk,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
+from agent_core.message import (
+    Base64Source,
+    DataBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
 )
+from agent_core.middleware import ModelCallHandler, call_model
+from agent_core.model import ChatModelBase, ChatResponse, ChatUsage, ToolSchema
+from agent_core.model.base import is_retryable
+
+_Key = tuple[str, str]
+"""A response block as the model identifies it: (block type, block id)."""
 
 
-class _OpenBlock:
-    """Tracks which streamed block is open, so the right START/END events bracket deltas."""
+def _fragment(block: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock) -> str:
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ThinkingBlock):
+        return block.thinking
+    if isinstance(block, ToolCallBlock):
+        return block.input
+    return block.source.data if isinstance(block.source, Base64Source) else ""
+
+
+class _Translator:
+    """Turns one model call's `ChatResponse`s into START/DELTA/END block events.
+
+    Deltas are translated as they come. The final (`is_last`) response, or a whole one, only adds
+    what the deltas did not carry, so a stream that sends its content only in the final response
+    (e.g. from a middleware) still shows. Text and thinking blocks get fresh event block ids, so
+    ids a provider reuses across calls never collide within a reply.
+    """
 
     def __init__(self, reply_id: str) -> None:
-        self._reply_id = reply_id
-        self.kind: str | None = None
-        self.block_id = ""
+        self._rid = reply_id
+        self._open: _Key | None = None
+        self._event_ids: dict[_Key, str] = {}
+        self._emitted: dict[_Key, int] = {}
+        self.usage: ChatUsage | None = None
 
-    def close(self) -> AgentEvent | None:
-        kind, self.kind = self.kind, None
-        rid = self._reply_id
-        if kind == "text":
-            return TextBlockEndEvent(reply_id=rid, block_id=self.block_id)
-        if kind == "thinking":
-            return ThinkingBlockEndEvent(reply_id=rid, block_id=self.block_id)
-        if kind == "tool_call":
-            return ToolCallEndEvent(reply_id=rid, tool_call_id=self.block_id)
-        return None
-
-    def switch(self, kind: str, block_id: str) -> list[AgentEvent]:
-        """Close the open block unless it is `kind`/`block_id`; return the START event to emit."""
-        if self.kind == kind and (kind != "tool_call" or self.block_id == block_id):
-            return []
-        events = [e for e in [self.close()] if e is not None]
-        self.kind, self.block_id = kind, block_id
-        rid = self._reply_id
-        if kind == "text":
-            events.append(TextBlockStartEvent(reply_id=rid, block_id=block_id))
-        elif kind == "thinking":
-            events.append(ThinkingBlockStartEvent(reply_id=rid, block_id=block_id))
+    def delta(self, chunk: ChatResponse) -> list[AgentEvent]:
+        self.usage = chunk.usage or self.usage
+        events: list[AgentEvent] = []
+        for block in chunk.content:
+            events += self._piece(block, _fragment(block))
         return events
 
+    def final(self, response: ChatResponse) -> list[AgentEvent]:
+        self.usage = response.usage or self.usage
+        events: list[AgentEvent] = []
+        for block in response.content:
+            full = _fragment(block)
+            done = self._emitted.get((block.type, block.id))
+            if done is None:
+                events += self._piece(block, full)
+            elif not isinstance(block, DataBlock) and len(full) > done:
+                events += self._piece(block, full[done:])
+        return [*events, *self.close()]
 
-def _chunk_events(chunk: ModelChunk, open_block: _OpenBlock, rid: str) -> list[AgentEvent]:
-    match chunk:
-        case TextChunk():
-            events = open_block.switch("text", new_id())
-            return [
-                *events,
-                TextBlockDeltaEvent(reply_id=rid, block_id=open_block.block_id, delta=chunk.text),
-            ]
-        case ThinkingChunk():
-            events = open_block.switch("thinking", new_id())
-            return [
-                *events,
-                ThinkingBlockDeltaEvent(
-                    reply_id=rid, block_id=open_block.block_id, delta=chunk.text
-                ),
-            ]
-        case ToolCallStartChunk():
-            events = [e for e in [open_block.close()] if e is not None]
-            open_block.kind, open_block.block_id = "tool_call", chunk.call_id
-            start = ToolCallStartEvent(
-                reply_id=rid, tool_call_id=chunk.call_id, tool_call_name=chunk.name
-            )
-            return [*events, start]
-        case ToolCallArgsChunk():
-            return [ToolCallDeltaEvent(reply_id=rid, tool_call_id=chunk.call_id, delta=chunk.delta)]
-        case _:
+    def close(self) -> list[AgentEvent]:
+        key, self._open = self._open, None
+        if key is None:
             return []
+        kind, block_id = key
+        rid = self._rid
+        if kind == "text":
+            return [TextBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+        if kind == "thinking":
+            return [ThinkingBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+        if kind == "data":
+            return [DataBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+        return [ToolCallEndEvent(reply_id=rid, tool_call_id=block_id)]
+
+    def _piece(
+        self, block: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock, fragment: str
+    ) -> list[AgentEvent]:
+        key: _Key = (block.type, block.id)
+        rid = self._rid
+        started = key in self._emitted
+        events: list[AgentEvent] = []
+        if isinstance(block, ToolCallBlock):
+            if not started:
+                events += self.close()
+                self._open = key
+                events.append(
+                    ToolCallStartEvent(
+                        reply_id=rid, tool_call_id=block.id, tool_call_name=block.name
+                    )
+                )
+            if fragment:
+                events.append(
+                    ToolCallDeltaEvent(reply_id=rid, tool_call_id=block.id, delta=fragment)
+                )
+            self._emitted[key] = self._emitted.get(key, 0) + len(fragment)
+            return events
+        if isinstance(block, DataBlock) and not isinstance(block.source, Base64Source):
+            # Data events carry base64 only: a model answering with a URL has nothing to stream.
+            return events
+        if self._open != key:
+            events += self.close()
+            # A block reopened after another one came in between continues as a new block.
+            event_id = self._event_ids[key] = new_id()
+            self._open = key
+            if isinstance(block, TextBlock):
+                events.append(TextBlockStartEvent(reply_id=rid, block_id=event_id))
+            elif isinstance(block, ThinkingBlock):
+                events.append(ThinkingBlockStartEvent(reply_id=rid, block_id=event_id))
+            else:
+                media_type = block.source.media_type
+                events.append(
+                    DataBlockStartEvent(reply_id=rid, block_id=event_id, media_type=media_type)
+                )
+        event_id = self._event_ids[key]
+        if fragment and isinstance(block, TextBlock):
+            events.append(TextBlockDeltaEvent(reply_id=rid, block_id=event_id, delta=fragment))
+        elif fragment and isinstance(block, ThinkingBlock):
+            events.append(ThinkingBlockDeltaEvent(reply_id=rid, block_id=event_id, delta=fragment))
+        elif fragment and isinstance(block, DataBlock):
+            events.append(
+                DataBlockDeltaEvent(
+                    reply_id=rid,
+                    block_id=event_id,
+                    data=fragment,
+                    media_type=block.source.media_type,
+                )
+            )
+        self._emitted[key] = self._emitted.get(key, 0) + len(fragment)
+        return events
 
 
 async def reason(
@@ -105,7 +164,7 @@ async def reason(
     tools: list[ToolSchema],
     model_config: ModelConfig,
     tool_choice: str | None = None,
-    call: ModelStreamHandler = call_model,
+    call: ModelCallHandler = call_model,
 ) -> AsyncIterator[AgentEvent]:
     """Run one model call (with retries and fallback) and yield its events, unfolded.
 
@@ -115,13 +174,16 @@ async def reason(
     Raises:
         ModelError: the call failed for good.
     """
+    offered = [tool.to_dict() for tool in tools]
     candidates = [model] + ([model_config.fallback_model] if model_config.fallback_model else [])
     for index, current in enumerate(candidates):
         attempt = 0
         while True:
             started = False
             try:
-                async for event in _one_call(reply_id, current, messages, tools, tool_choice, call):
+                async for event in _one_call(
+                    reply_id, current, messages, offered, tool_choice, call
+                ):
                     started = started or not isinstance(event, ModelCallStartEvent)
                     yield event
                 return
@@ -141,24 +203,25 @@ async def _one_call(
     reply_id: str,
     model: ChatModelBase,
     messages: list[Msg],
-    tools: list[ToolSchema],
+    tools: list[dict[str, Any]],
     tool_choice: str | None,
-    call: ModelStreamHandler,
+    call: ModelCallHandler,
 ) -> AsyncIterator[AgentEvent]:
-    yield ModelCallStartEvent(reply_id=reply_id, model_name=model.model_name)
-    open_block = _OpenBlock(reply_id)
-    usage = Usage()
-    stream = await call(
+    yield ModelCallStartEvent(reply_id=reply_id, model_name=model.model)
+    translator = _Translator(reply_id)
+    result = await call(
         messages=messages, tools=tools, tool_choice=tool_choice, current_model=model
     )
-    async for chunk in stream:
-        if isinstance(chunk, UsageChunk):
-            usage = chunk.usage
-            continue
-        for event in _chunk_events(chunk, open_block, reply_id):
+    if isinstance(result, ChatResponse):
+        for event in translator.final(result):
             yield event
-    if (closing := open_block.close()) is not None:
-        yield closing
+    else:
+        async for chunk in result:
+            for event in translator.final(chunk) if chunk.is_last else translator.delta(chunk):
+                yield event
+        for event in translator.close():
+            yield event
+    usage = translator.usage or ChatUsage()
     yield ModelCallEndEvent(
         reply_id=reply_id,
         input_tokens=usage.input_tokens,

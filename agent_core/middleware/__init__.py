@@ -13,10 +13,8 @@ from agent_core.middleware._base import (
 )
 from agent_core.middleware._chain import (
     MiddlewareChain,
-    ModelStreamHandler,
     call_model,
     collect_tools,
-    response_chunks,
 )
 from agent_core.middleware._tracing import TracingMiddleware
 
@@ -27,9 +25,7 @@ __all__ = [
     "MiddlewareChain",
     "ModelCallHandler",
     "ModelCallResult",
-    "ModelStreamHandler",
     "TracingMiddleware",
     "call_model",
     "collect_tools",
-    "response_chunks",
 ]

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_core.event import AgentEvent
-from agent_core.model.base import ChatResponse, ModelChunk
+from agent_core.model import ChatResponse
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 EventHandler = Callable[..., AsyncIterator[AgentEvent]]
 """The inner layer of an event-yielding hook: call it with keyword arguments, iterate its events."""
 
-ModelCallResult = ChatResponse | AsyncIterator[ModelChunk]
-"""What a model call produces: a whole answer, or a stream of chunks that already started."""
+ModelCallResult = ChatResponse | AsyncIterator[ChatResponse]
+"""What a model call produces: a whole answer, or a stream of `ChatResponse` deltas ending with
+one `is_last=True` response carrying the whole answer (what `ChatModelBase.__call__` returns)."""
 
 ModelCallHandler = Callable[..., Awaitable[ModelCallResult]]
 """The inner layer of `on_model_call`: await it with keyword arguments."""
@@ -116,21 +117,22 @@ class MiddlewareBase:
     ) -> ModelCallResult:
         """Wrap one chat-model API call, the layer closest to the model.
 
-        Awaiting `next_handler` sends the request: an error the provider reports before the
-        first chunk (HTTP status, connection refused) is raised by the await, so a middleware
-        can retry or fall back by calling `next_handler` again. Errors after the first chunk are
+        Awaiting `next_handler` sends the request: an error the provider reports before
+        answering (HTTP status, connection refused) is raised by the await, so a middleware can
+        retry or fall back by calling `next_handler` again. Errors in the middle of a stream are
         raised while the stream is iterated.
 
         Args:
             agent: The agent calling the model.
-            input_kwargs: `{"messages": list[Msg], "tools": list[ToolSchema], "tool_choice":
-                str | None, "current_model": ChatModelBase}`.
-            next_handler: Performs the call; returns a `ChatResponse` or an async iterator of
-                `ModelChunk`s.
+            input_kwargs: `{"messages": list[Msg], "tools": list[dict], "tool_choice":
+                ToolChoice | str | None, "current_model": ChatModelBase}` (`tools` are
+                function-tool dicts).
+            next_handler: Performs the call: `await current_model(messages, tools,
+                tool_choice)`.
 
         Returns:
             A `ChatResponse` (a whole answer, e.g. from a cache) or an async iterator of
-            `ModelChunk`s; the agent accepts either.
+            `ChatResponse` deltas ending with an `is_last=True` one; the agent accepts either.
         """
         return await next_handler(**input_kwargs)
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_core.event import AgentEvent
-from agent_core.message import Msg, TextBlock, ThinkingBlock
+from agent_core.message import Msg
 from agent_core.middleware._base import (
     CompressHandler,
     EventHandler,
@@ -20,17 +20,7 @@ from agent_core.middleware._base import (
     ModelCallHandler,
     ModelCallResult,
 )
-from agent_core.model.base import (
-    ChatModelBase,
-    ChatResponse,
-    ModelChunk,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
-)
+from agent_core.model import ChatModelBase, ToolChoice
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
@@ -38,8 +28,6 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 Hook = Callable[["Agent", dict[str, Any], Callable[..., R]], R]
-ModelStreamHandler = Callable[..., Awaitable[AsyncIterator[ModelChunk]]]
-"""A model-call handler as the loop sees it: awaiting it yields a started chunk stream."""
 
 
 def _implements(middleware: MiddlewareBase, hook: str) -> bool:
@@ -62,54 +50,22 @@ def _onion(agent: Agent, hooks: Sequence[Hook[R]], handler: Callable[..., R]) ->
     return handler
 
 
-async def _replay(chunks: Sequence[ModelChunk]) -> AsyncIterator[ModelChunk]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def _prepend(first: ModelChunk, rest: AsyncIterator[ModelChunk]) -> AsyncIterator[ModelChunk]:
-    yield first
-    async for chunk in rest:
-        yield chunk
-
-
-def response_chunks(response: ChatResponse) -> list[ModelChunk]:
-    """Split a whole `ChatResponse` into the chunks a stream of it would have carried."""
-    chunks: list[ModelChunk] = []
-    for block in response.content:
-        if isinstance(block, TextBlock):
-            chunks.append(TextChunk(text=block.text))
-        elif isinstance(block, ThinkingBlock):
-            chunks.append(ThinkingChunk(text=block.thinking))
-        else:
-            chunks.append(ToolCallStartChunk(call_id=block.id, name=block.name))
-            chunks.append(ToolCallArgsChunk(call_id=block.id, delta=block.input))
-    chunks.append(UsageChunk(usage=response.usage))
-    return chunks
-
-
 async def call_model(
     *,
     messages: list[Msg],
-    tools: list[ToolSchema],
-    tool_choice: str | None,
+    tools: list[dict[str, Any]],
+    tool_choice: ToolChoice | str | None,
     current_model: ChatModelBase,
-) -> AsyncIterator[ModelChunk]:
-    """The innermost model-call layer: start `current_model`'s stream.
+) -> ModelCallResult:
+    """The innermost model-call layer: `await current_model(messages, tools, tool_choice)`.
 
-    The first chunk is awaited here, so a request that fails before answering raises from the
-    await (where an `on_model_call` middleware can retry or fall back) rather than later, from
-    the middle of the loop's iteration.
+    A request that fails before answering raises from the await (where an `on_model_call`
+    middleware can retry or fall back), not later from the middle of the loop's iteration.
 
     Raises:
-        ModelError: the provider failed before its first chunk.
+        ModelError: the provider failed before answering.
     """
-    stream = aiter(current_model.stream(messages, tools or None, tool_choice))
-    try:
-        first = await anext(stream)
-    except StopAsyncIteration:
-        return _replay([])
-    return _prepend(first, stream)
+    return await current_model(messages, tools or None, tool_choice)
 
 
 async def collect_tools(middlewares: Sequence[MiddlewareBase]) -> list[ToolBase]:
@@ -183,25 +139,13 @@ class MiddlewareChain:
         """
         return _onion(self._agent, self._acting, handler)
 
-    def wrap_model_call(self, handler: ModelStreamHandler) -> ModelStreamHandler:
+    def wrap_model_call(self, handler: ModelCallHandler) -> ModelCallHandler:
         """Wrap the model-call handler (usually `call_model`).
 
         It is called as `await handler(messages=..., tools=..., tool_choice=...,
-        current_model=...)` and returns a started chunk stream. Middlewares may answer with a
-        whole `ChatResponse`; the wrapped handler turns that into chunks, so the loop always
-        gets a stream.
+        current_model=...)` and returns a whole `ChatResponse` or a stream of deltas.
         """
-        if not self._model_call:
-            return handler
-        onion: ModelCallHandler = _onion(self._agent, self._model_call, handler)
-
-        async def wrapped(**input_kwargs: Any) -> AsyncIterator[ModelChunk]:
-            result = await onion(**input_kwargs)
-            if isinstance(result, ChatResponse):
-                return _replay(response_chunks(result))
-            return result
-
-        return wrapped
+        return _onion(self._agent, self._model_call, handler)
 
     def wrap_compress_context(self, handler: CompressHandler) -> CompressHandler:
         """Wrap the context-compression handler, called as `await handler(context_config=...)`.

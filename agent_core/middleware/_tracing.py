@@ -44,7 +44,8 @@ from agent_core.event import (
 )
 from agent_core.message import Msg, ReplyFinishedReason, ToolCallBlock, ToolResultState
 from agent_core.middleware._base import EventHandler, MiddlewareBase, ModelCallHandler
-from agent_core.model.base import ChatModelBase, ChatResponse, ModelChunk
+from agent_core.model import ChatModelBase, ChatResponse
+from agent_core.model._response import ResponseAccumulator
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent
@@ -118,11 +119,11 @@ def _record_inputs(span: Span, inputs: object) -> None:
 
 
 def _record_response(span: Span, response: ChatResponse) -> None:
-    usage = response.usage
-    span.set_attribute(INPUT_TOKENS, usage.input_tokens)
-    span.set_attribute(OUTPUT_TOKENS, usage.output_tokens)
-    span.set_attribute(CACHE_READ_TOKENS, usage.cache_input_tokens)
-    span.set_attribute(CACHE_CREATION_TOKENS, usage.cache_creation_input_tokens)
+    if (usage := response.usage) is not None:
+        span.set_attribute(INPUT_TOKENS, usage.input_tokens)
+        span.set_attribute(OUTPUT_TOKENS, usage.output_tokens)
+        span.set_attribute(CACHE_READ_TOKENS, usage.cache_input_tokens)
+        span.set_attribute(CACHE_CREATION_TOKENS, usage.cache_creation_input_tokens)
     span.set_attribute(OUTPUT_MESSAGES, _json(response.content))
 
 
@@ -145,21 +146,25 @@ async def _in_span(span: Span, stream: AsyncIterator[T]) -> AsyncIterator[T]:
 
 
 async def _traced_chunks(
-    span: Span, stream: AsyncIterator[ModelChunk]
-) -> AsyncIterator[ModelChunk]:
+    span: Span, stream: AsyncIterator[ChatResponse]
+) -> AsyncIterator[ChatResponse]:
+    """Pass the stream on; record its final (accumulated) response when it ends."""
     recording = span.is_recording()
-    response = ChatResponse()
+    accumulator = ResponseAccumulator()
+    final: ChatResponse | None = None
     try:
         async for chunk in _in_span(span, stream):
-            if recording:
-                response.add(chunk)
+            if recording and chunk.is_last:
+                final = chunk
+            elif recording:
+                accumulator.add(chunk)
             yield chunk
     except Exception as exc:
         _fail(span, exc)
         raise
     finally:
         if recording:
-            _record_response(span, response)
+            _record_response(span, final or accumulator.build())
         span.end()
 
 
@@ -272,11 +277,11 @@ class TracingMiddleware(MiddlewareBase):
             return await next_handler(**input_kwargs)
         model: ChatModelBase = input_kwargs["current_model"]
         span = tracer.start_span(
-            f"chat {model.model_name}",
+            f"chat {model.model}",
             kind=SpanKind.CLIENT,
             attributes={
                 OPERATION: "chat",
-                REQUEST_MODEL: model.model_name,
+                REQUEST_MODEL: model.model,
                 PROVIDER: _provider_name(model),
             },
         )

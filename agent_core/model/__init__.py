@@ -1,5 +1,6 @@
-"""The model layer of agent_core: the chat-model interface, its chunk types and providers."""
+"""The model layer of agent_core: the chat-model interface, its responses and providers."""
 
+from agent_core.model._response import ChatResponse, ChatUsage, FinishedReason
 from agent_core.model._structured import (
     STRUCTURED_OUTPUT_TOOL_NAME,
     StructuredModel,
@@ -7,35 +8,25 @@ from agent_core.model._structured import (
     StructuredSchema,
     generate_structured_output,
 )
-from agent_core.model.base import (
-    ChatModelBase,
-    ChatResponse,
-    ModelChunk,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
-)
+from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema, collect_response
 from agent_core.model.card import ModelCard
+from agent_core.model.dashscope import DashScopeChatModel
 from agent_core.model.openai import OpenAIChatModel
 
 __all__ = [
     "STRUCTURED_OUTPUT_TOOL_NAME",
     "ChatModelBase",
     "ChatResponse",
+    "ChatUsage",
+    "DashScopeChatModel",
+    "FinishedReason",
     "ModelCard",
-    "ModelChunk",
     "OpenAIChatModel",
     "StructuredModel",
     "StructuredResponse",
     "StructuredSchema",
-    "TextChunk",
-    "ThinkingChunk",
-    "ToolCallArgsChunk",
-    "ToolCallStartChunk",
+    "ToolChoice",
     "ToolSchema",
-    "UsageChunk",
+    "collect_response",
     "generate_structured_output",
 ]

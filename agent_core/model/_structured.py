@@ -28,7 +28,8 @@ from agent_core.message import (
     Usage,
     UserMsg,
 )
-from agent_core.model.base import ChatModelBase, ChatResponse, ToolSchema
+from agent_core.model._response import ChatResponse
+from agent_core.model.base import ChatModelBase, ToolSchema, collect_response
 
 STRUCTURED_OUTPUT_TOOL_NAME = "generate_structured_output"
 """The tool the model is forced to call to hand over its structured output."""
@@ -164,8 +165,8 @@ async def generate_structured_output(
     prompt = list(messages)
     usage = Usage()
     for attempt in range(max_repairs + 1):
-        response = await model(prompt, [tool], tool_name)
-        usage = _add_usage(usage, response.usage)
+        response = await collect_response(await model(prompt, [tool], tool_name))
+        usage = _add_usage(usage, response.usage or Usage())
         call = next(
             (b for b in response.content if isinstance(b, ToolCallBlock) and b.name == tool_name),
             None,

@@ -1,6 +1,7 @@
 """`ModelCard`: what a model accepts, produces and lets a user tune — data for model pickers.
 
-Cards ship as JSON files, one per model, in a directory per provider (`_cards/<provider>/`)::
+Cards are YAML (`*.yaml`, `*.yml`) or JSON (`*.json`) files, one per model, in a directory per
+provider (Troupe ships its own as JSON in `_cards/<provider>/`)::
 
     {"name": "gpt-4o", "label": "GPT-4o", "status": "active",
      "input_types": ["text/plain", "image/png"], "output_types": ["text/plain"],
@@ -18,10 +19,12 @@ from datetime import datetime
 from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
+import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 ModelStatus = Literal["active", "deprecated", "sunset"]
 ParameterOverrides = dict[str, dict[str, Any] | None]
+_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 class _CardFields(BaseModel):
@@ -98,7 +101,7 @@ def parameter_schema(parameters: type[BaseModel], overrides: ParameterOverrides)
 def load_model_cards(
     directory: Traversable, parameters: type[BaseModel], model_class: str
 ) -> list[ModelCard]:
-    """Read every `*.json` card in `directory`, in file-name order.
+    """Read every YAML or JSON card in `directory`, in file-name order.
 
     Args:
         directory: Where the card files are.
@@ -109,12 +112,16 @@ def load_model_cards(
         ValueError: a card file is malformed (the message names the file).
     """
     cards = []
-    files = sorted((f for f in directory.iterdir() if f.name.endswith(".json")), key=_name)
+    files = sorted((f for f in directory.iterdir() if f.name.endswith(_SUFFIXES)), key=_name)
     for file in files:
+        text = file.read_text(encoding="utf-8")
         try:
-            card = _CardFile.model_validate_json(file.read_text(encoding="utf-8"))
+            if file.name.endswith(".json"):
+                card = _CardFile.model_validate_json(text)
+            else:
+                card = _CardFile.model_validate(yaml.safe_load(text))
             schema = parameter_schema(parameters, card.parameter_overrides)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        except (ValueError, yaml.YAMLError) as exc:  # ValidationError is a ValueError
             raise ValueError(f"model card {file.name}: {exc}") from exc
         fields = card.model_dump(exclude={"parameter_overrides"})
         cards.append(

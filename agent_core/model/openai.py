@@ -2,199 +2,33 @@
 
 from __future__ import annotations
 
+import builtins
 import json
-import re
 import time
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from importlib.resources import files
 from types import TracebackType
-from typing import Any, ClassVar, Literal, NoReturn, Self
+from typing import Any, Literal, NoReturn, Self
 
 import httpx
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.credential import OpenAICredential
+from agent_core.credential import DashScopeCredential, OpenAICredential
 from agent_core.errors import ModelConnectionError, ModelHTTPError, ModelResponseError
-from agent_core.formatter import OpenAIChatFormatter, format_openai_tools
-from agent_core.message import Msg, Usage
+from agent_core.formatter import FormatterBase, OpenAIChatFormatter
+from agent_core.message import Msg
+from agent_core.model._chat_completions import DeltaDecoder, parse_retry_after, parse_usage
+from agent_core.model._response import ChatResponse, ChatUsage, ResponseBlock
 from agent_core.model._sse import aiter_sse_data
 from agent_core.model.base import (
+    TOOL_CHOICE_MODES,
     ChatModelBase,
-    ModelChunk,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
-    UsageChunk,
+    ToolChoice,
+    ToolLike,
+    select_tools,
+    tool_dicts,
 )
-
-_TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-
-
-@dataclass
-class _PendingCall:
-    call_id: str = ""
-    name: str = ""
-    args: list[str] = field(default_factory=list)
-    started: bool = False
-
-
-class _ChunkDecoder:
-    """Turns Chat Completions deltas (or a whole message) into `ModelChunk`s.
-
-    Tool-call fragments are keyed by `index`. A call is announced once its id and name are known
-    and its arguments begin (a name may arrive in pieces before that); arguments seen earlier are
-    buffered and replayed right after the announcement.
-    """
-
-    def __init__(self) -> None:
-        self._calls: dict[int, _PendingCall] = {}
-        self.usage: Usage | None = None
-        self.finished = False
-
-    def feed(self, payload: Any) -> list[ModelChunk]:
-        if not isinstance(payload, dict):
-            raise ValueError("chunk is not a JSON object")
-        if payload.get("error") is not None:
-            raise ValueError(f"provider error: {json.dumps(payload['error'])[:500]}")
-        if payload.get("usage") is not None:
-            self.usage = _usage(payload["usage"])
-        choices = payload.get("choices") or []
-        if not isinstance(choices, list):
-            raise ValueError("`choices` is not a list")
-        out: list[ModelChunk] = []
-        for choice in choices[:1]:
-            delta = choice.get("delta") or choice.get("message") or {}
-            out.extend(self._delta(delta))
-            if choice.get("finish_reason"):
-                self.finished = True
-                out.extend(self.flush())
-        return out
-
-    def flush(self) -> list[ModelChunk]:
-        """Announce every call still waiting for its arguments to begin."""
-        out: list[ModelChunk] = []
-        for call in self._calls.values():
-            if not call.started:
-                if not call.name:
-                    raise ValueError("a tool call ended without a name")
-                out.extend(self._start(call))
-        return out
-
-    def _delta(self, delta: dict[str, Any]) -> list[ModelChunk]:
-        out: list[ModelChunk] = []
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if reasoning:
-            out.append(ThinkingChunk(text=str(reasoning)))
-        out.extend(TextChunk(text=str(delta[k])) for k in ("content", "refusal") if delta.get(k))
-        for position, fragment in enumerate(delta.get("tool_calls") or []):
-            out.extend(self._tool_fragment(position, fragment))
-        return out
-
-    def _tool_fragment(self, position: int, fragment: dict[str, Any]) -> list[ModelChunk]:
-        index = int(fragment.get("index", position))
-        call_id = fragment.get("id") or ""
-        function = fragment.get("function") or {}
-        out: list[ModelChunk] = []
-        call = self._calls.get(index)
-        if call is None or (call_id and call.call_id and call_id != call.call_id):
-            # Some servers reuse an index for a new call; the old one is complete by now.
-            if call is not None:
-                out.extend(self.flush())
-            call = self._calls[index] = _PendingCall(call_id=call_id)
-        elif call_id and not call.call_id:
-            call.call_id = call_id
-        piece = function.get("name") or ""
-        # Some servers repeat the whole name in every fragment instead of splitting it.
-        if piece and not call.started and piece != call.name:
-            call.name += piece
-        args = function.get("arguments") or ""
-        if call.started:
-            if args:
-                out.append(ToolCallArgsChunk(call_id=call.call_id, delta=args))
-            return out
-        if args:
-            call.args.append(args)
-        if call.args and call.name:
-            out.extend(self._start(call))
-        return out
-
-    @staticmethod
-    def _start(call: _PendingCall) -> list[ModelChunk]:
-        call.call_id = call.call_id or f"call_{uuid.uuid4().hex[:24]}"
-        call.started = True
-        out: list[ModelChunk] = [ToolCallStartChunk(call_id=call.call_id, name=call.name)]
-        if call.args:
-            out.append(ToolCallArgsChunk(call_id=call.call_id, delta="".join(call.args)))
-            call.args.clear()
-        return out
-
-
-def _usage(raw: Any) -> Usage:
-    details = raw.get("prompt_tokens_details") or {}
-    return Usage(
-        input_tokens=int(raw.get("prompt_tokens") or 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
-        cache_input_tokens=int(details.get("cached_tokens") or 0),
-    )
-
-
-def _duration(value: str) -> float | None:
-    """Parse `1.5`, `20ms`, `6m0s` or `1h2m3.5s` as seconds."""
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    parts = _DURATION_PART.findall(value)
-    if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
-        return None
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-
-
-def parse_retry_after(headers: httpx.Headers, rate_limited: bool = False) -> float | None:
-    """Return how many seconds the server asks to wait before retrying, if it says.
-
-    `retry-after-ms` and `retry-after` (seconds or an HTTP date) always count. The
-    `x-ratelimit-reset-*` headers only count when `rate_limited`: servers send them on every
-    answer, where they describe the quota window rather than a requested wait.
-    """
-    try:
-        if ms := headers.get("retry-after-ms"):
-            return max(float(ms) / 1000, 0.0)
-    except ValueError:
-        pass
-    if retry_after := headers.get("retry-after"):
-        if (seconds := _duration(retry_after)) is not None:
-            return max(seconds, 0.0)
-        try:
-            when = parsedate_to_datetime(retry_after)
-        except (TypeError, ValueError):
-            when = None
-        if when is not None and when.tzinfo is not None:
-            return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-    if not rate_limited:
-        return None
-    resets: dict[str, float] = {}
-    for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "x-ratelimit-reset"):
-        if (raw := headers.get(name)) and (seconds := _duration(raw)) is not None:
-            if seconds > 1e12:  # an epoch timestamp in milliseconds
-                seconds = seconds / 1000 - time.time()
-            elif seconds > 1e9:  # an epoch timestamp in seconds
-                seconds -= time.time()
-            resets[name] = max(seconds, 0.0)
-    # The exhausted quota is the one to wait for; without that hint, wait for all of them.
-    exhausted = [
-        v for k, v in resets.items() if headers.get(k.replace("reset", "remaining")) == "0"
-    ]
-    return max(exhausted or resets.values(), default=None)
 
 
 class OpenAIChatModel(ChatModelBase):
@@ -203,17 +37,23 @@ class OpenAIChatModel(ChatModelBase):
     Args:
         credential: API key, base URL and organization.
         model: Model name sent as `model`.
-        parameters: Request fields (temperature, max_tokens, ...) merged into each body: a
-            `Parameters` (unset fields are not sent) or a plain dict sent as is.
-        stream: Use SSE streaming; when False one plain request is made and its answer replayed
-            as the same chunk sequence.
+        parameters: Request parameters: a `Parameters`, or a dict validated into one.
+        stream: Stream the answer over SSE (see `ChatModelBase.__call__`).
+        max_retries: Retries of a request failing with 408/409/429/5xx or a network error.
+        retry_delay: Seconds between those attempts.
+        context_size: The model's context window in tokens.
+        formatter: Turns messages into the request's `messages` (`OpenAIChatFormatter` by
+            default; `OpenAIMultiAgentFormatter` for conversations among several agents).
         timeout: Seconds allowed for connecting and between received bytes.
-        context_length: The model's context window in tokens.
         client: An httpx client to use (and not close); a private one is created otherwise.
     """
 
     class Parameters(ChatModelBase.Parameters):
-        """Chat Completions request parameters; others pass through for compatible servers."""
+        """Chat Completions request parameters; unknown ones pass through to compatible servers.
+
+        `thinking_enable` is not sent: it gates `reasoning_effort`, which is sent only while
+        thinking is enabled. `parallel_tool_calls` is sent only with tools.
+        """
 
         model_config = ConfigDict(extra="allow")
 
@@ -242,34 +82,46 @@ class OpenAIChatModel(ChatModelBase):
         parallel_tool_calls: bool | None = Field(
             default=None, description="Whether the model may call several tools at once."
         )
-        reasoning_effort: Literal["low", "medium", "high"] | None = Field(
-            default=None, description="How hard a reasoning model thinks before answering."
+        thinking_enable: bool = Field(
+            default=False,
+            title="Thinking",
+            description="Let a reasoning model reason at `reasoning_effort` (o3, o4-mini, ...).",
+        )
+        reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = (
+            Field(
+                default=None,
+                description="How hard a reasoning model thinks; sent only with thinking enabled.",
+            )
         )
 
-    model_class: ClassVar[str] = "openai_chat"
+    type = "openai_chat"
     cards_dir = files("agent_core.model") / "_cards" / "openai"
 
     def __init__(
         self,
-        credential: OpenAICredential,
+        credential: OpenAICredential | DashScopeCredential,
         model: str,
-        parameters: Parameters | dict[str, Any] | None = None,
+        parameters: BaseModel | dict[str, Any] | None = None,
         stream: bool = True,
+        max_retries: int = 3,
+        retry_delay: float = 1.0,
+        context_size: int = 128_000,
+        formatter: FormatterBase | None = None,
         timeout: float = 120.0,
-        context_length: int = 128_000,
         client: httpx.AsyncClient | None = None,
     ) -> None:
-        self.credential = credential
-        self.model_name = model
-        self.parameters = (
-            parameters.model_dump(exclude_none=True)
-            if isinstance(parameters, OpenAIChatModel.Parameters)
-            else dict(parameters or {})
+        super().__init__(
+            credential=credential,
+            model=model,
+            parameters=parameters,
+            stream=stream,
+            max_retries=max_retries,
+            retry_delay=retry_delay,
+            context_size=context_size,
         )
-        self.streaming = stream
+        self.credential: OpenAICredential | DashScopeCredential = credential
+        self.formatter = formatter or OpenAIChatFormatter()
         self.timeout = timeout
-        self.context_length = context_length
-        self.formatter = OpenAIChatFormatter()
         self._owns_client = client is None
         self._client = client or httpx.AsyncClient()
 
@@ -278,7 +130,7 @@ class OpenAIChatModel(ChatModelBase):
 
     async def __aexit__(
         self,
-        exc_type: type[BaseException] | None,
+        exc_type: builtins.type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
@@ -289,37 +141,71 @@ class OpenAIChatModel(ChatModelBase):
         if self._owns_client:
             await self._client.aclose()
 
-    def build_request_body(
+    async def build_request_body(
         self,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
-        """Return the JSON body `stream` would POST for these arguments."""
+        """Return the JSON body a call with these arguments POSTs.
+
+        Raises:
+            ValueError: `tools` or `tool_choice` is malformed.
+        """
+        offered, choice = select_tools(tool_dicts(tools), tool_choice)
+        return await self._body(self.model, messages, offered, choice, kwargs)
+
+    async def _body(
+        self,
+        model_name: str,
+        messages: list[Msg],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: ToolChoice | None,
+        extra: dict[str, Any],
+    ) -> dict[str, Any]:
+        fields = self.parameters.model_dump(exclude_none=True)
+        parallel = fields.pop("parallel_tool_calls", None)
         body: dict[str, Any] = {
-            **self.parameters,
-            "model": self.model_name,
-            "messages": self.formatter.format(messages),
-            "stream": self.streaming,
+            **self._parameter_fields(fields),
+            "model": model_name,
+            "messages": await self.formatter.format(messages),
+            "stream": self.stream,
         }
-        if self.streaming:
+        body.update(extra)
+        if self.stream:
             body["stream_options"] = {"include_usage": True}
         if tools:
-            body["tools"] = format_openai_tools(tools)
-            if tool_choice in _TOOL_CHOICE_MODES:
-                body["tool_choice"] = tool_choice
-            elif tool_choice:
-                body["tool_choice"] = {"type": "function", "function": {"name": tool_choice}}
+            body["tools"] = tools
+            if parallel is not None:
+                body["parallel_tool_calls"] = parallel
+            if tool_choice is not None:
+                mode = tool_choice.mode
+                body["tool_choice"] = (
+                    mode
+                    if mode in TOOL_CHOICE_MODES
+                    else {"type": "function", "function": {"name": mode}}
+                )
         return body
 
-    async def stream(
+    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Map the set parameters (`parallel_tool_calls` aside) to request body fields."""
+        thinking = fields.pop("thinking_enable")
+        effort = fields.pop("reasoning_effort", None)
+        if thinking and effort is not None:
+            fields["reasoning_effort"] = effort
+        return fields
+
+    async def _call_api(
         self,
+        model_name: str,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
-    ) -> AsyncIterator[ModelChunk]:
-        """Stream the answer; see `ChatModelBase.stream` (errors are raised as documented)."""
-        body = self.build_request_body(messages, tools, tool_choice)
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
+        """POST one request; raise its error status here, before any delta."""
+        body = await self._body(model_name, messages, tools, tool_choice, kwargs)
         request = self._client.build_request(
             "POST",
             f"{self.credential.base_url.rstrip('/')}/chat/completions",
@@ -327,60 +213,83 @@ class OpenAIChatModel(ChatModelBase):
             headers=self._headers(),
             timeout=httpx.Timeout(self.timeout),
         )
-        decoder = _ChunkDecoder()
+        started = time.monotonic()
         try:
             response = await self._client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            self._connection_failed(exc)
+        if not response.is_success:
             try:
-                if not response.is_success:
-                    await response.aread()
-                    raise ModelHTTPError(
-                        response.status_code,
-                        self.model_name,
-                        response.text,
-                        retry_after=parse_retry_after(
-                            response.headers, rate_limited=response.status_code == 429
-                        ),
-                    )
-                if self.streaming:
-                    async for chunk in self._read_stream(response, decoder):
-                        yield chunk
-                else:
-                    await response.aread()
-                    for chunk in self._decode(decoder, self._json(response.text)):
-                        yield chunk
-                    for chunk in self._finish(decoder):
-                        yield chunk
+                await response.aread()
+            except httpx.TransportError as exc:
+                self._connection_failed(exc)
             finally:
                 await response.aclose()
+            raise ModelHTTPError(
+                response.status_code,
+                model_name,
+                response.text,
+                retry_after=parse_retry_after(
+                    response.headers, rate_limited=response.status_code == 429
+                ),
+            )
+        if self.stream:
+            return self._deltas(response, started)
+        try:
+            await response.aread()
         except httpx.DecodingError as exc:
-            raise ModelResponseError(f"{self.model_name}: undecodable body: {exc}") from exc
+            self._malformed(f"undecodable body: {exc}", exc)
         except httpx.TransportError as exc:
-            raise ModelConnectionError(
-                f"{self.model_name}: {type(exc).__name__}: {str(exc) or 'connection failed'}"
-            ) from exc
+            self._connection_failed(exc)
+        finally:
+            await response.aclose()
+        decoder = DeltaDecoder()
+        content = self._decode(decoder, self._json(response.text))
+        content += self._flush(decoder)
+        result = ChatResponse(content=content, is_last=True, usage=self._usage(decoder, started))
+        if decoder.response_id:
+            result.id = decoder.response_id
+        return result
 
-    async def _read_stream(
-        self, response: httpx.Response, decoder: _ChunkDecoder
-    ) -> AsyncIterator[ModelChunk]:
+    async def _deltas(
+        self, response: httpx.Response, started: float
+    ) -> AsyncGenerator[ChatResponse, None]:
+        decoder = DeltaDecoder()
         done = False
-        async with aclosing(aiter_sse_data(response.aiter_bytes())) as events:
-            async for data in events:
-                if data.strip() == "[DONE]":
-                    done = True
-                    break
-                if data.strip():
-                    for chunk in self._decode(decoder, self._json(data)):
-                        yield chunk
+        try:
+            async with aclosing(aiter_sse_data(response.aiter_bytes())) as events:
+                async for data in events:
+                    if data.strip() == "[DONE]":
+                        done = True
+                        break
+                    if data.strip():
+                        blocks = self._decode(decoder, self._json(data))
+                        if blocks:
+                            yield self._delta(decoder, blocks)
+        except httpx.DecodingError as exc:
+            self._malformed(f"undecodable body: {exc}", exc)
+        except httpx.TransportError as exc:
+            self._connection_failed(exc)
+        finally:
+            await response.aclose()
         if not (done or decoder.finished):
-            raise ModelConnectionError(f"{self.model_name}: the stream ended before [DONE]")
-        for chunk in self._finish(decoder):
-            yield chunk
+            raise ModelConnectionError(f"{self.model}: the stream ended before [DONE]")
+        # Calls still unannounced, and the usage (OpenAI sends it after the last choice).
+        yield self._delta(decoder, self._flush(decoder), self._usage(decoder, started))
+
+    def _delta(
+        self, decoder: DeltaDecoder, blocks: list[ResponseBlock], usage: ChatUsage | None = None
+    ) -> ChatResponse:
+        delta = ChatResponse(content=blocks, is_last=False, usage=usage)
+        if decoder.response_id:
+            delta.id = decoder.response_id
+        return delta
 
     def _headers(self) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.credential.api_key}"}
-        if self.credential.organization:
+        if isinstance(self.credential, OpenAICredential) and self.credential.organization:
             headers["OpenAI-Organization"] = self.credential.organization
-        if self.streaming:
+        if self.stream:
             headers["Accept"] = "text/event-stream"
         return headers
 
@@ -390,20 +299,30 @@ class OpenAIChatModel(ChatModelBase):
         except ValueError as exc:
             self._malformed(f"not JSON: {text[:200]!r}", exc)
 
-    def _decode(self, decoder: _ChunkDecoder, payload: Any) -> list[ModelChunk]:
+    def _decode(self, decoder: DeltaDecoder, payload: Any) -> list[ResponseBlock]:
         try:
             return decoder.feed(payload)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             self._malformed(str(exc) or "unexpected chunk shape", exc)
 
-    def _finish(self, decoder: _ChunkDecoder) -> list[ModelChunk]:
+    def _flush(self, decoder: DeltaDecoder) -> list[ResponseBlock]:
         try:
-            out = decoder.flush()
+            return decoder.flush()
         except ValueError as exc:
             self._malformed(str(exc), exc)
-        if decoder.usage is not None:
-            out.append(UsageChunk(usage=decoder.usage))
-        return out
+
+    def _usage(self, decoder: DeltaDecoder, started: float) -> ChatUsage | None:
+        if decoder.raw_usage is None:
+            return None
+        try:
+            return parse_usage(decoder.raw_usage, started)
+        except (ValueError, TypeError, AttributeError) as exc:
+            self._malformed(f"bad usage: {exc}", exc)
 
     def _malformed(self, detail: str, exc: Exception) -> NoReturn:
-        raise ModelResponseError(f"{self.model_name}: malformed response: {detail}") from exc
+        raise ModelResponseError(f"{self.model}: malformed response: {detail}") from exc
+
+    def _connection_failed(self, exc: httpx.TransportError) -> NoReturn:
+        raise ModelConnectionError(
+            f"{self.model}: {type(exc).__name__}: {str(exc) or 'connection failed'}"
+        ) from exc

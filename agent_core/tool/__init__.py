@@ -3,6 +3,8 @@
 The tool interface, function tools, the toolkit with its tool groups, and the built-in tools.
 """
 
+# `ToolChoice` belongs to the model interface; the spec imports it from the tool package.
+from agent_core.model.base import ToolChoice
 from agent_core.tool.base import ToolBase, ToolChunk
 from agent_core.tool.builtin import (
     Bash,
@@ -32,6 +34,7 @@ __all__ = [
     "TaskList",
     "TaskUpdate",
     "ToolBase",
+    "ToolChoice",
     "ToolChunk",
     "ToolGroup",
     "Toolkit",

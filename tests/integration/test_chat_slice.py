@@ -173,7 +173,7 @@ async def test_frames_have_the_recorded_agentscope_shape(
 @pytest.mark.parametrize(
     ("reply", "attempts", "error_type", "fragment"),
     [
-        (ScriptedReply(status=500), 3, "upstream", "HTTP 500"),
+        (ScriptedReply(status=500), 4, "upstream", "HTTP 500"),
         (ScriptedReply(status=401), 1, "authentication", "HTTP 401"),
         (ScriptedReply(garbage=True), 1, "upstream", ""),
     ],
@@ -188,7 +188,8 @@ async def test_model_failure_ends_the_reply_with_a_readable_error_and_session_re
     fragment: str,
 ) -> None:
     agent_id, session_id = await make_session(api, openai_server.base_url)
-    # A 500 is retried (default: 2 retries) and fails each time; the others are not retried.
+    # A 500 is retried by the model (default: 3 retries) and fails each time; the others are
+    # not retried.
     openai_server.push(*[reply] * attempts)
     (frames,) = await chat_and_collect(api, agent_id, session_id, "hello")
     end = frames[-1].data

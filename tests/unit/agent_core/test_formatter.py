@@ -1,6 +1,6 @@
 from typing import Any
 
-from agent_core.formatter import OpenAIChatFormatter, format_openai_tools
+from agent_core.formatter import OpenAIChatFormatter
 from agent_core.message import (
     AssistantMsg,
     Base64Source,
@@ -14,13 +14,12 @@ from agent_core.message import (
     URLSource,
     UserMsg,
 )
-from agent_core.model.base import ToolSchema
 
 PNG = Base64Source(data="iVBORw0KGgo=", media_type="image/png")
 
 
-def fmt(*msgs: Any) -> list[dict[str, Any]]:
-    return OpenAIChatFormatter().format(list(msgs))
+async def fmt(*msgs: Any) -> list[dict[str, Any]]:
+    return await OpenAIChatFormatter().format(list(msgs))
 
 
 def call(call_id: str, name: str = "bash", args: str = '{"cmd": "ls"}') -> ToolCallBlock:
@@ -34,6 +33,7 @@ def result(call_id: str, output: Any = "done", name: str = "bash") -> ToolResult
 def assistant_with_calls(text: str | None, *calls: tuple[str, str]) -> dict[str, Any]:
     return {
         "role": "assistant",
+        "name": "bot",
         "content": text,
         "tool_calls": [
             {"id": cid, "type": "function", "function": {"name": "bash", "arguments": args}}
@@ -42,21 +42,21 @@ def assistant_with_calls(text: str | None, *calls: tuple[str, str]) -> dict[str,
     }
 
 
-def test_system_user_and_assistant_text() -> None:
-    out = fmt(
+async def test_system_user_and_assistant_text() -> None:
+    out = await fmt(
         SystemMsg("sys", "Be brief."),
         UserMsg("alice", [TextBlock(text="Hi"), TextBlock(text="there")]),
         AssistantMsg("bot", [ThinkingBlock(thinking="hmm"), TextBlock(text="Hello!")]),
     )
     assert out == [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Hi\nthere"},
-        {"role": "assistant", "content": "Hello!"},
+        {"role": "system", "name": "sys", "content": "Be brief."},
+        {"role": "user", "name": "alice", "content": "Hi\nthere"},
+        {"role": "assistant", "name": "bot", "content": "Hello!"},
     ]
 
 
-def test_images_become_image_url_parts() -> None:
-    out = fmt(
+async def test_images_become_image_url_parts() -> None:
+    out = await fmt(
         UserMsg(
             "alice",
             [
@@ -75,8 +75,8 @@ def test_images_become_image_url_parts() -> None:
     ]
 
 
-def test_parallel_calls_are_followed_by_their_results() -> None:
-    out = fmt(
+async def test_parallel_calls_are_followed_by_their_results() -> None:
+    out = await fmt(
         AssistantMsg(
             "bot",
             [
@@ -91,13 +91,13 @@ def test_parallel_calls_are_followed_by_their_results() -> None:
     )
     assert out == [
         assistant_with_calls("Checking both.", ("c1", '{"cmd": "ls"}'), ("c2", '{"cmd": "pwd"}')),
-        {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
-        {"role": "tool", "tool_call_id": "c2", "content": "/home"},
-        {"role": "assistant", "content": "Done."},
+        {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "a.txt"},
+        {"role": "tool", "tool_call_id": "c2", "name": "bash", "content": "/home"},
+        {"role": "assistant", "name": "bot", "content": "Done."},
     ]
 
 
-def test_hints_split_a_reply_into_alternating_messages_in_order() -> None:
+async def test_hints_split_a_reply_into_alternating_messages_in_order() -> None:
     reply = AssistantMsg(
         "bot",
         [
@@ -111,24 +111,24 @@ def test_hints_split_a_reply_into_alternating_messages_in_order() -> None:
             TextBlock(text="Found a.txt and b.txt."),
         ],
     )
-    out = fmt(UserMsg("alice", "List files"), reply, UserMsg("alice", "Thanks"))
+    out = await fmt(UserMsg("alice", "List files"), reply, UserMsg("alice", "Thanks"))
     assert out == [
-        {"role": "user", "content": "List files"},
+        {"role": "user", "name": "alice", "content": "List files"},
         assistant_with_calls("Let me look.", ("c1", '{"cmd": "ls"}')),
-        {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": "a.txt"},
         {"role": "user", "content": "The user says: also check /tmp"},
         assistant_with_calls(None, ("c2", '{"cmd": "ls /tmp"}')),
-        {"role": "tool", "tool_call_id": "c2", "content": "b.txt"},
-        {"role": "assistant", "content": "Found a.txt and b.txt."},
-        {"role": "user", "content": "Thanks"},
+        {"role": "tool", "tool_call_id": "c2", "name": "bash", "content": "b.txt"},
+        {"role": "assistant", "name": "bot", "content": "Found a.txt and b.txt."},
+        {"role": "user", "name": "alice", "content": "Thanks"},
     ]
     roles = [m["role"] for m in out]
     # Every tool message directly follows the assistant call or another tool message.
     assert all(roles[i - 1] in {"assistant", "tool"} for i, r in enumerate(roles) if r == "tool")
 
 
-def test_hint_arriving_before_all_results_waits_for_them() -> None:
-    out = fmt(
+async def test_hint_arriving_before_all_results_waits_for_them() -> None:
+    out = await fmt(
         AssistantMsg(
             "bot",
             [call("c1"), call("c2"), result("c1"), HintBlock(hint="hurry"), result("c2")],
@@ -138,8 +138,8 @@ def test_hint_arriving_before_all_results_waits_for_them() -> None:
     assert out[-1] == {"role": "user", "content": "hurry"}
 
 
-def test_hint_at_start_and_multimodal_hint() -> None:
-    out = fmt(
+async def test_hint_at_start_and_multimodal_hint() -> None:
+    out = await fmt(
         AssistantMsg(
             "bot",
             [
@@ -156,12 +156,12 @@ def test_hint_at_start_and_multimodal_hint() -> None:
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
             ],
         },
-        {"role": "assistant", "content": "I see a PNG."},
+        {"role": "assistant", "name": "bot", "content": "I see a PNG."},
     ]
 
 
-def test_images_in_tool_results_follow_as_a_user_message() -> None:
-    out = fmt(
+async def test_images_in_tool_results_follow_as_a_user_message() -> None:
+    out = await fmt(
         AssistantMsg(
             "bot",
             [
@@ -177,14 +177,3 @@ def test_images_in_tool_results_follow_as_a_user_message() -> None:
         "type": "image_url",
         "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="},
     }
-
-
-def test_tool_schemas_become_function_tools() -> None:
-    schema = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}
-    tools = format_openai_tools([ToolSchema(name="bash", description="Run", parameters=schema)])
-    assert tools == [
-        {
-            "type": "function",
-            "function": {"name": "bash", "description": "Run", "parameters": schema},
-        }
-    ]

@@ -23,12 +23,12 @@ PNG = Base64Source(data="iVBORw0KGgo=", media_type="image/png")
 PNG_URL = "data:image/png;base64,iVBORw0KGgo="
 
 
-def fmt(*msgs: Msg) -> list[dict[str, Any]]:
-    return OpenAIMultiAgentFormatter().format(list(msgs))
+async def fmt(*msgs: Msg) -> list[dict[str, Any]]:
+    return await OpenAIMultiAgentFormatter().format(list(msgs))
 
 
-def test_debate_with_tool_calls() -> None:
-    out = fmt(
+async def test_debate_with_tool_calls() -> None:
+    out = await fmt(
         SystemMsg("system", "You are bob, debating with alice and carol."),
         UserMsg("moderator", "Topic: tabs or spaces?"),
         AssistantMsg("alice", "Tabs.\nThey are one keystroke."),
@@ -51,7 +51,11 @@ def test_debate_with_tool_calls() -> None:
     )
 
     assert out == [
-        {"role": "system", "content": "You are bob, debating with alice and carol."},
+        {
+            "role": "system",
+            "name": "system",
+            "content": "You are bob, debating with alice and carol.",
+        },
         {
             "role": "user",
             "content": (
@@ -63,6 +67,7 @@ def test_debate_with_tool_calls() -> None:
         },
         {
             "role": "assistant",
+            "name": "bob",
             "content": "Let me check the style guide.",
             "tool_calls": [
                 {
@@ -77,10 +82,11 @@ def test_debate_with_tool_calls() -> None:
                 },
             ],
         },
-        {"role": "tool", "tool_call_id": "c1", "content": "Indent with 4 spaces."},
-        {"role": "tool", "tool_call_id": "c2", "content": "no match"},
+        {"role": "tool", "tool_call_id": "c1", "name": "read", "content": "Indent with 4 spaces."},
+        {"role": "tool", "tool_call_id": "c2", "name": "grep", "content": "no match"},
         {
             "role": "assistant",
+            "name": "bob",
             "content": None,
             "tool_calls": [
                 {
@@ -90,7 +96,7 @@ def test_debate_with_tool_calls() -> None:
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": "c3", "content": "line-length = 100"},
+        {"role": "tool", "tool_call_id": "c3", "name": "read", "content": "line-length = 100"},
         {
             "role": "user",
             "content": (
@@ -104,8 +110,8 @@ def test_debate_with_tool_calls() -> None:
     ]
 
 
-def test_images_stay_in_the_history_beside_their_speaker() -> None:
-    out = fmt(
+async def test_images_stay_in_the_history_beside_their_speaker() -> None:
+    out = await fmt(
         UserMsg("alice", [TextBlock(text="Look:"), DataBlock(source=PNG)]),
         UserMsg("bob", [DataBlock(source=PNG)]),
         AssistantMsg("carol", "Nice."),
@@ -125,8 +131,8 @@ def test_images_stay_in_the_history_beside_their_speaker() -> None:
     ]
 
 
-def test_hints_and_tool_images_stay_native_and_split_the_history() -> None:
-    out = fmt(
+async def test_hints_and_tool_images_stay_native_and_split_the_history() -> None:
+    out = await fmt(
         UserMsg("user", "Draw it."),
         AssistantMsg(
             "bob",
@@ -145,6 +151,7 @@ def test_hints_and_tool_images_stay_native_and_split_the_history() -> None:
         {"role": "user", "content": "<history>\nuser: Draw it.\n</history>"},
         {
             "role": "assistant",
+            "name": "bob",
             "content": None,
             "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "draw", "arguments": "{}"}}
@@ -153,10 +160,12 @@ def test_hints_and_tool_images_stay_native_and_split_the_history() -> None:
         {
             "role": "tool",
             "tool_call_id": "c1",
+            "name": "draw",
             "content": "ok\n[image returned; shown in the next user message]",
         },
         {
             "role": "user",
+            "name": "system-reminder",
             "content": [
                 {
                     "type": "text",
@@ -170,16 +179,16 @@ def test_hints_and_tool_images_stay_native_and_split_the_history() -> None:
     ]
 
 
-def test_both_variants_share_the_formatter_interface() -> None:
+async def test_both_variants_share_the_formatter_interface() -> None:
     class Upper(FormatterBase):
-        def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
+        async def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
             return [{"text": (m.get_text_content() or "").upper()} for m in msgs]
 
     formatters: list[FormatterBase] = [OpenAIChatFormatter(), OpenAIMultiAgentFormatter(), Upper()]
     msgs = [UserMsg("alice", "hi")]
 
-    assert [f.format(msgs) for f in formatters] == [
-        [{"role": "user", "content": "hi"}],
+    assert [await f.format(msgs) for f in formatters] == [
+        [{"role": "user", "name": "alice", "content": "hi"}],
         [{"role": "user", "content": "<history>\nalice: hi\n</history>"}],
         [{"text": "HI"}],
     ]

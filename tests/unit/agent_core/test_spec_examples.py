@@ -795,8 +795,7 @@ class FullObservabilityMiddleware(MiddlewareBase):
         input_kwargs: dict,  # type: ignore[type-arg]
         next_handler: Callable[..., Awaitable[Any]],
     ) -> Any:
-        # Port: our models name their model in `model_name` (the spec's `.model`).
-        print(f"[model_call] {input_kwargs['current_model'].model_name}")
+        print(f"[model_call] {input_kwargs['current_model'].model}")
         result = await next_handler(**input_kwargs)
         print("[model_call] done")
         return result
@@ -851,8 +850,7 @@ async def test_full_observability_middleware(capsys: pytest.CaptureFixture[str])
 
 class TimingMiddleware(MiddlewareBase):
     async def on_model_call(self, agent, input_kwargs, next_handler):  # type: ignore[no-untyped-def]
-        # Port: `model_name` is the spec's `.model`.
-        model_name = input_kwargs["current_model"].model_name
+        model_name = input_kwargs["current_model"].model
         start = time.time()
 
         result = await next_handler()
@@ -938,7 +936,7 @@ class ModelFallbackMiddleware(MiddlewareBase):
 
 async def test_model_fallback_middleware(capsys: pytest.CaptureFixture[str]) -> None:
     primary = scripted(ScriptedResponse(error=ModelConnectionError("primary is down")))
-    fallback: ChatModelBase = ScriptedChatModel(["From the fallback."], model_name="backup")
+    fallback: ChatModelBase = ScriptedChatModel(["From the fallback."], model="backup")
     agent = Agent(
         name="assistant",
         system_prompt="You are a helpful assistant.",

@@ -126,7 +126,7 @@ def summary_when_asked(messages: list[Msg]) -> ScriptedResponse:
 
 
 async def test_context_is_compressed_inside_the_loop_when_it_grows() -> None:
-    model = ScriptedChatModel(default="unused", context_length=400)
+    model = ScriptedChatModel(default="unused", context_size=400)
     model.push(*[summary_when_asked] * 20)
     agent = Agent(
         "bot",

@@ -107,12 +107,45 @@ async def test_retryable_errors_are_retried_then_fallback_model_answers() -> Non
             ScriptedResponse(error=ModelConnectionError("reset")),
         ]
     )
-    fallback = ScriptedChatModel(["from fallback"], model_name="fallback")
+    fallback = ScriptedChatModel(["from fallback"], model="fallback")
     config = ModelConfig(max_retries=1, retry_backoff=0, fallback_model=fallback)
     agent = Agent("bot", "x", failing, model_config=config)
     msg = await agent.reply(UserMsg("u", "hi"))
     assert msg.get_text_content() == "from fallback"
     assert len(failing.calls) == 2
+
+
+async def test_a_model_answering_whole_responses_drives_the_loop_like_a_stream() -> None:
+    def add(a: int, b: int) -> int:
+        """Add.
+
+        Args:
+            a: The first.
+            b: The second.
+        """
+        return a + b
+
+    script = [
+        ScriptedResponse(text="Adding.", tool_calls=[ScriptedToolCall("add", {"a": 2, "b": 3})]),
+        "It is 5.",
+    ]
+    state = AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS))
+    replies = []
+    for stream in (True, False):
+        model = ScriptedChatModel(script, stream=stream)
+        agent = Agent(
+            "bot", "x", model, toolkit=Toolkit(tools=[add]), state=state.model_copy(deep=True)
+        )
+        events = [type(e).__name__ async for e in agent.reply_stream(UserMsg("u", "2+3?"))]
+        reply = agent.state.context[-1]
+        replies.append(([b.type for b in reply.content], reply.get_text_content(), events))
+
+    (stream_blocks, stream_text, stream_events), (whole_blocks, whole_text, whole_events) = replies
+    assert whole_blocks == stream_blocks == ["text", "tool_call", "tool_result", "text"]
+    assert whole_text == stream_text == "Adding.\nIt is 5."
+    # Same event kinds, fewer deltas: a whole response is one delta per block.
+    assert sorted(set(whole_events)) == sorted(set(stream_events))
+    assert len(whole_events) < len(stream_events)
 
 
 async def test_non_retryable_error_ends_reply_with_error_info() -> None:

@@ -52,7 +52,7 @@ def _result(call_id: str, tokens: int = 1) -> ToolResultBlock:
 
 def _model(*steps: ScriptedResponse) -> ScriptedChatModel:
     script = steps or (ScriptedResponse(tool_calls=[ScriptedToolCall(SUMMARY_TOOL_NAME, SUMMARY)]),)
-    return ScriptedChatModel(list(script), context_length=CONTEXT_LENGTH)
+    return ScriptedChatModel(list(script), context_size=CONTEXT_LENGTH)
 
 
 def _ids(msgs: list[Msg]) -> list[str]:

@@ -19,14 +19,7 @@ from agent_core.middleware import (
     call_model,
     collect_tools,
 )
-from agent_core.model.base import (
-    ChatResponse,
-    ModelChunk,
-    TextChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    UsageChunk,
-)
+from agent_core.model import ChatResponse
 from agent_core.testing import ScriptedChatModel, ScriptedResponse
 from agent_core.tool import FunctionTool, ToolBase
 
@@ -47,8 +40,12 @@ async def collect(stream: AsyncIterator[AgentEvent]) -> list[AgentEvent]:
     return [e async for e in stream]
 
 
-async def text_of(stream: AsyncIterator[ModelChunk]) -> str:
-    return "".join([c.text async for c in stream if isinstance(c, TextChunk)])
+async def text_of(stream: AsyncIterator[ChatResponse]) -> str:
+    """The text of the stream's final, accumulated response."""
+    chunks = [c async for c in stream]
+    assert chunks[-1].is_last
+    assert all(not c.is_last for c in chunks[:-1])
+    return "".join(b.text for b in chunks[-1].content if isinstance(b, TextBlock))
 
 
 class Recorder(MiddlewareBase):
@@ -199,14 +196,14 @@ async def test_timing_example_from_the_spec_measures_the_model_call(
 ) -> None:
     class TimingMiddleware(MiddlewareBase):
         async def on_model_call(self, agent, input_kwargs, next_handler):
-            model_name = input_kwargs["current_model"].model_name
+            model_name = input_kwargs["current_model"].model
             start = time.time()
             result = await next_handler()
             elapsed = time.time() - start
             print(f"[timing] {agent.name} → {model_name}: {elapsed:.2f}s")
             return result
 
-    model = ScriptedChatModel(["hello"], model_name="m-1")
+    model = ScriptedChatModel(["hello"], model="m-1")
     chain = MiddlewareChain(make_agent(model), [TimingMiddleware()])
     stream = await chain.wrap_model_call(call_model)(
         messages=[UserMsg("user", "hi")], tools=[], tool_choice=None, current_model=model
@@ -216,7 +213,7 @@ async def test_timing_example_from_the_spec_measures_the_model_call(
     assert capsys.readouterr().out.startswith("[timing] assistant → m-1: ")
 
 
-async def test_a_whole_chat_response_from_a_middleware_reaches_the_loop_as_chunks() -> None:
+async def test_a_whole_chat_response_from_a_middleware_reaches_the_loop() -> None:
     cached = ChatResponse(
         content=[TextBlock(text="cached"), ToolCallBlock(id="c1", name="add", input='{"a":1}')]
     )
@@ -234,19 +231,44 @@ async def test_a_whole_chat_response_from_a_middleware_reaches_the_loop_as_chunk
 
     model = ScriptedChatModel()
     chain = MiddlewareChain(make_agent(model), [Outer(), Cache()])
-    stream = await chain.wrap_model_call(call_model)(
+    result = await chain.wrap_model_call(call_model)(
         messages=[], tools=[], tool_choice=None, current_model=model
     )
-    chunks = [c async for c in stream]
 
+    assert result is cached
     assert seen_by_outer == [cached]
-    assert chunks[:3] == [
-        TextChunk(text="cached"),
-        ToolCallStartChunk(call_id="c1", name="add"),
-        ToolCallArgsChunk(call_id="c1", delta='{"a":1}'),
-    ]
-    assert isinstance(chunks[-1], UsageChunk)
     assert model.calls == []
+
+    class CachedText(MiddlewareBase):
+        async def on_model_call(self, agent, input_kwargs, next_handler):
+            return ChatResponse(content=[TextBlock(text="from the cache")])
+
+    agent = Agent(name="a", system_prompt="x", model=model, middlewares=[CachedText()])
+    reply = await agent.reply(UserMsg("user", "hi"))
+
+    assert reply.get_text_content() == "from the cache"
+    assert model.calls == []
+
+
+async def test_content_only_in_a_streams_final_response_still_shows() -> None:
+    class FinalOnly(MiddlewareBase):
+        async def on_model_call(self, agent, input_kwargs, next_handler):
+            async def stream() -> AsyncIterator[ChatResponse]:
+                yield ChatResponse(content=[TextBlock(id="t1", text="Hel")], is_last=False)
+                final = [TextBlock(id="t1", text="Hello there."), TextBlock(text="Bye.")]
+                yield ChatResponse(content=final, is_last=True)
+
+            return stream()
+
+    agent = Agent(name="a", system_prompt="x", model=ScriptedChatModel(), middlewares=[FinalOnly()])
+    deltas = [
+        e.delta async for e in agent.reply_stream(UserMsg("user", "hi")) if hasattr(e, "delta")
+    ]
+    reply = agent.state.context[-1]
+
+    # What the final response adds to a streamed block, and blocks never streamed, still show.
+    assert deltas == ["Hel", "lo there.", "Bye."]
+    assert [b.text for b in reply.content if isinstance(b, TextBlock)] == ["Hello there.", "Bye."]
 
 
 async def test_call_model_raises_a_failed_request_from_the_await() -> None:
@@ -256,11 +278,15 @@ async def test_call_model_raises_a_failed_request_from_the_await() -> None:
         await call_model(messages=[], tools=[], tool_choice=None, current_model=model)
 
 
-async def test_call_model_streams_an_empty_answer_as_usage_only() -> None:
+async def test_call_model_streams_an_empty_answer_as_one_final_response() -> None:
     model = ScriptedChatModel([""])
     stream = await call_model(messages=[], tools=[], tool_choice=None, current_model=model)
+    assert not isinstance(stream, ChatResponse)
 
-    assert [type(c) async for c in stream] == [UsageChunk]
+    (final,) = [c async for c in stream]
+    assert final.is_last
+    assert final.content == []
+    assert final.usage is not None
 
 
 async def test_compress_context_hooks_wrap_the_call_and_can_replace_the_config() -> None:

@@ -36,11 +36,10 @@ from agent_core.message import (
     ToolCallBlock,
     ToolResultBlock,
     ToolResultState,
-    Usage,
     UserMsg,
 )
 from agent_core.middleware import MiddlewareBase, MiddlewareChain, TracingMiddleware, call_model
-from agent_core.model.base import ChatResponse, TextChunk
+from agent_core.model import ChatResponse, ChatUsage, collect_response
 from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
 
@@ -119,9 +118,7 @@ class FakeLoop:
             stream = await call(
                 messages=[inputs], tools=[], tool_choice=None, current_model=self.agent.model
             )
-            response = ChatResponse()
-            async for chunk in stream:
-                response.add(chunk)
+            response = await collect_response(stream)
             acting = self.chain.wrap_acting(self._run_tool)
             for block in response.content:
                 if isinstance(block, ToolCallBlock):
@@ -150,7 +147,7 @@ async def test_a_reply_nests_its_model_call_and_tool_spans(
                 tool_calls=[ScriptedToolCall("add", {"a": 1, "b": 2}, id="call_1")],
             )
         ],
-        model_name="m-1",
+        model="m-1",
     )
     agent = make_agent(model)
     loop = FakeLoop(agent, MiddlewareChain(agent, [TracingMiddleware(provider)]))
@@ -310,7 +307,7 @@ async def test_a_tool_ending_in_error_marks_its_span(
 async def test_the_model_span_lasts_until_the_stream_is_consumed(
     provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    model = ScriptedChatModel(["a long answer"], model_name="m-1")
+    model = ScriptedChatModel(["a long answer"], model="m-1")
     agent = make_agent(model)
     call = MiddlewareChain(agent, [TracingMiddleware(provider)]).wrap_model_call(call_model)
 
@@ -342,21 +339,21 @@ async def test_a_whole_response_from_an_inner_middleware_is_traced(
 ) -> None:
     class Cache(MiddlewareBase):
         async def on_model_call(self, agent, input_kwargs, next_handler):
-            return ChatResponse(content=[TextBlock(text="cached")], usage=Usage(input_tokens=9))
+            return ChatResponse(content=[TextBlock(text="cached")], usage=ChatUsage(input_tokens=9))
 
-    model = ScriptedChatModel(model_name="m-1")
+    model = ScriptedChatModel(model="m-1")
     agent = make_agent(model)
     chain = MiddlewareChain(agent, [TracingMiddleware(provider), Cache()])
 
-    stream = await chain.wrap_model_call(call_model)(
+    result = await chain.wrap_model_call(call_model)(
         messages=[], tools=[], tool_choice=None, current_model=model
     )
 
     span_attrs = attrs(only(exporter.get_finished_spans(), "chat m-1"))
     assert span_attrs["gen_ai.usage.input_tokens"] == 9
     assert "cached" in span_attrs["gen_ai.output.messages"]
-    chunks = [c async for c in stream]
-    assert chunks[0] == TextChunk(text="cached")
+    assert isinstance(result, ChatResponse)
+    assert result.content[0].text == "cached"
 
 
 @pytest.mark.parametrize("explicit", [True, False], ids=["noop-provider", "no-global-provider"])

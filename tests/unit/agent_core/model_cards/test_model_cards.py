@@ -137,12 +137,12 @@ def test_card_serialises_with_agentscope_field_names() -> None:
     assert {"parameter_schema", "parameters_overrides", "deprecated_at"} <= set(dumped)
 
 
-def test_parameters_fill_the_request_body_and_are_validated() -> None:
+async def test_parameters_fill_the_request_body_and_are_validated() -> None:
     credential = OpenAICredential(api_key="sk-test")
     params = OpenAIChatModel.Parameters(temperature=0.2, max_completion_tokens=64, top_k=5)
 
     model = OpenAIChatModel(credential, "gpt-4o", parameters=params)
-    body = model.build_request_body([])
+    body = await model.build_request_body([])
 
     assert body["temperature"] == 0.2
     assert body["max_completion_tokens"] == 64
@@ -152,6 +152,7 @@ def test_parameters_fill_the_request_body_and_are_validated() -> None:
         OpenAIChatModel.Parameters(temperature=3)
     with pytest.raises(ValidationError, match="reasoning_effort"):
         OpenAIChatModel.Parameters(reasoning_effort="extreme")
+    await model.aclose()
 
 
 def test_the_api_key_is_the_secret_field() -> None:

@@ -10,18 +10,12 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agent_core.errors import ModelResponseError, StructuredOutputError
-from agent_core.message import Msg, ToolResultBlock, ToolResultState, UserMsg
+from agent_core.message import Msg, ToolCallBlock, ToolResultBlock, ToolResultState, UserMsg
+from agent_core.model import ChatModelBase, ChatResponse, ToolChoice, ToolSchema
 from agent_core.model._structured import (
     STRUCTURED_OUTPUT_TOOL_NAME,
     StructuredSchema,
     generate_structured_output,
-)
-from agent_core.model.base import (
-    ChatModelBase,
-    ModelChunk,
-    ToolCallArgsChunk,
-    ToolCallStartChunk,
-    ToolSchema,
 )
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall, ScriptStep
 
@@ -55,35 +49,37 @@ class RecordingModel(ScriptedChatModel):
         super().__init__(script)
         self.tool_choices: list[str | None] = []
 
-    def stream(
+    async def _call_api(
         self,
+        model_name: str,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
-    ) -> AsyncIterator[ModelChunk]:
-        self.tool_choices.append(tool_choice)
-        return super().stream(messages, tools, tool_choice)
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse | AsyncIterator[ChatResponse]:
+        self.tool_choices.append(tool_choice.mode if tool_choice else None)
+        return await super()._call_api(model_name, messages, tools, tool_choice, **kwargs)
 
 
 class RawArgsModel(ChatModelBase):
     """Calls the tool with raw argument strings (the scripted model always sends valid JSON)."""
 
-    model_name = "raw"
-
     def __init__(self, *raw_args: str) -> None:
+        super().__init__(credential=None, model="raw", stream=False)
         self._raw = list(raw_args)
         self.calls: list[list[Msg]] = []
 
-    async def stream(
+    async def _call_api(
         self,
+        model_name: str,
         messages: list[Msg],
-        tools: list[ToolSchema] | None = None,
-        tool_choice: str | None = None,
-    ) -> AsyncIterator[ModelChunk]:
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse:
         self.calls.append(list(messages))
-        call_id = f"call_{len(self.calls)}"
-        yield ToolCallStartChunk(call_id=call_id, name=TOOL)
-        yield ToolCallArgsChunk(call_id=call_id, delta=self._raw.pop(0))
+        call = ToolCallBlock(id=f"call_{len(self.calls)}", name=TOOL, input=self._raw.pop(0))
+        return ChatResponse(content=[call])
 
 
 def answer(**arguments: Any) -> ScriptedResponse:

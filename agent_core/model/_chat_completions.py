@@ -1,0 +1,198 @@
+"""The Chat Completions wire format: decoding answers into response blocks, usage, retry hints.
+
+Shared by every provider speaking OpenAI's protocol (`OpenAIChatModel` and its subclasses).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from agent_core._ids import new_id
+from agent_core.message import TextBlock, ThinkingBlock, ToolCallBlock
+from agent_core.model._response import ChatUsage, ResponseBlock
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+@dataclass
+class _PendingCall:
+    call_id: str = ""
+    name: str = ""
+    args: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class DeltaDecoder:
+    """Turns Chat Completions deltas (or a whole message) into response blocks.
+
+    Text and reasoning keep one block id while they continue; a new block starts when the other
+    kind (or a tool call) came in between. Tool-call fragments are keyed by `index`. A call is
+    announced once its id and name are known and its arguments begin (a name may arrive in
+    pieces before that); arguments seen earlier are buffered and sent with the announcement.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+        self._block_ids: dict[str, str] = {}
+        self._last_kind = ""
+        self.raw_usage: dict[str, Any] | None = None
+        self.response_id: str | None = None
+        self.finished = False
+
+    def feed(self, payload: Any) -> list[ResponseBlock]:
+        if not isinstance(payload, dict):
+            raise ValueError("chunk is not a JSON object")
+        if payload.get("error") is not None:
+            raise ValueError(f"provider error: {json.dumps(payload['error'])[:500]}")
+        if isinstance(payload.get("id"), str) and payload["id"]:
+            self.response_id = payload["id"]
+        if payload.get("usage") is not None:
+            if not isinstance(payload["usage"], dict):
+                raise ValueError("`usage` is not an object")
+            self.raw_usage = payload["usage"]
+        choices = payload.get("choices") or []
+        if not isinstance(choices, list):
+            raise ValueError("`choices` is not a list")
+        out: list[ResponseBlock] = []
+        for choice in choices[:1]:
+            delta = choice.get("delta") or choice.get("message") or {}
+            out.extend(self._delta(delta))
+            if choice.get("finish_reason"):
+                self.finished = True
+                out.extend(self.flush())
+        return out
+
+    def flush(self) -> list[ResponseBlock]:
+        """Announce every call still waiting for its arguments to begin."""
+        out: list[ResponseBlock] = []
+        for call in self._calls.values():
+            if not call.started:
+                if not call.name:
+                    raise ValueError("a tool call ended without a name")
+                out.append(self._start(call))
+        return out
+
+    def _block_id(self, kind: str) -> str:
+        if self._last_kind != kind or kind not in self._block_ids:
+            self._block_ids[kind] = new_id()
+        self._last_kind = kind
+        return self._block_ids[kind]
+
+    def _delta(self, delta: dict[str, Any]) -> list[ResponseBlock]:
+        out: list[ResponseBlock] = []
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            out.append(ThinkingBlock(id=self._block_id("thinking"), thinking=str(reasoning)))
+        text = "".join(str(delta[k]) for k in ("content", "refusal") if delta.get(k))
+        if text:
+            out.append(TextBlock(id=self._block_id("text"), text=text))
+        for position, fragment in enumerate(delta.get("tool_calls") or []):
+            out.extend(self._tool_fragment(position, fragment))
+        return out
+
+    def _tool_fragment(self, position: int, fragment: dict[str, Any]) -> list[ResponseBlock]:
+        index = int(fragment.get("index", position))
+        call_id = fragment.get("id") or ""
+        function = fragment.get("function") or {}
+        out: list[ResponseBlock] = []
+        call = self._calls.get(index)
+        if call is None or (call_id and call.call_id and call_id != call.call_id):
+            # Some servers reuse an index for a new call; the old one is complete by now.
+            if call is not None:
+                out.extend(self.flush())
+            call = self._calls[index] = _PendingCall(call_id=call_id)
+        elif call_id and not call.call_id:
+            call.call_id = call_id
+        piece = function.get("name") or ""
+        # Some servers repeat the whole name in every fragment instead of splitting it.
+        if piece and not call.started and piece != call.name:
+            call.name += piece
+        args = function.get("arguments") or ""
+        if call.started:
+            if args:
+                out.append(ToolCallBlock(id=call.call_id, name=call.name, input=args))
+            return out
+        if args:
+            call.args.append(args)
+        if call.args and call.name:
+            out.append(self._start(call))
+        return out
+
+    def _start(self, call: _PendingCall) -> ToolCallBlock:
+        call.call_id = call.call_id or f"call_{uuid.uuid4().hex[:24]}"
+        call.started = True
+        self._last_kind = "tool_call"
+        block = ToolCallBlock(id=call.call_id, name=call.name, input="".join(call.args))
+        call.args.clear()
+        return block
+
+
+def parse_usage(raw: dict[str, Any], started: float) -> ChatUsage:
+    """Return a Chat Completions `usage` object as `ChatUsage`, timed from `started`."""
+    details = raw.get("prompt_tokens_details") or {}
+    return ChatUsage(
+        input_tokens=int(raw.get("prompt_tokens") or 0),
+        output_tokens=int(raw.get("completion_tokens") or 0),
+        cache_input_tokens=int(details.get("cached_tokens") or 0),
+        time=time.monotonic() - started,
+    )
+
+
+def _duration(value: str) -> float | None:
+    """Parse `1.5`, `20ms`, `6m0s` or `1h2m3.5s` as seconds."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
+        return None
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def parse_retry_after(headers: httpx.Headers, rate_limited: bool = False) -> float | None:
+    """Return how many seconds the server asks to wait before retrying, if it says.
+
+    `retry-after-ms` and `retry-after` (seconds or an HTTP date) always count. The
+    `x-ratelimit-reset-*` headers only count when `rate_limited`: servers send them on every
+    answer, where they describe the quota window rather than a requested wait.
+    """
+    try:
+        if ms := headers.get("retry-after-ms"):
+            return max(float(ms) / 1000, 0.0)
+    except ValueError:
+        pass
+    if retry_after := headers.get("retry-after"):
+        if (seconds := _duration(retry_after)) is not None:
+            return max(seconds, 0.0)
+        try:
+            when = parsedate_to_datetime(retry_after)
+        except (TypeError, ValueError):
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    if not rate_limited:
+        return None
+    resets: dict[str, float] = {}
+    for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "x-ratelimit-reset"):
+        if (raw := headers.get(name)) and (seconds := _duration(raw)) is not None:
+            if seconds > 1e12:  # an epoch timestamp in milliseconds
+                seconds = seconds / 1000 - time.time()
+            elif seconds > 1e9:  # an epoch timestamp in seconds
+                seconds -= time.time()
+            resets[name] = max(seconds, 0.0)
+    # The exhausted quota is the one to wait for; without that hint, wait for all of them.
+    exhausted = [
+        v for k, v in resets.items() if headers.get(k.replace("reset", "remaining")) == "0"
+    ]
+    return max(exhausted or resets.values(), default=None)

@@ -1,0 +1,98 @@
+"""`DashScopeChatModel`: Qwen models on Alibaba Cloud DashScope, over its OpenAI-compatible API.
+
+The wire protocol is Chat Completions (see `OpenAIChatModel`); what differs is the parameters:
+thinking is switched by `enable_thinking` and bounded by `thinking_budget`, and `top_k` is
+accepted.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import httpx
+from pydantic import ConfigDict, Field
+
+from agent_core.credential import DashScopeCredential
+from agent_core.formatter import FormatterBase
+from agent_core.model.base import ChatModelBase
+from agent_core.model.openai import OpenAIChatModel
+
+
+class DashScopeChatModel(OpenAIChatModel):
+    """A Qwen model served by DashScope.
+
+    Args:
+        credential: API key and (OpenAI-compatible) base URL.
+        model: Model name, e.g. "qwen-plus".
+        parameters: Request parameters: a `Parameters`, or a dict validated into one.
+        stream: Stream the answer over SSE (see `ChatModelBase.__call__`).
+        max_retries: Retries of a request failing with 408/409/429/5xx or a network error.
+        retry_delay: Seconds between those attempts.
+        context_size: The model's context window in tokens.
+        formatter: Turns messages into the request's `messages` (`OpenAIChatFormatter` by
+            default).
+        timeout: Seconds allowed for connecting and between received bytes.
+        client: An httpx client to use (and not close); a private one is created otherwise.
+    """
+
+    class Parameters(ChatModelBase.Parameters):
+        """DashScope request parameters; unknown ones pass through as request fields."""
+
+        model_config = ConfigDict(extra="allow")
+
+        max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
+        thinking_enable: bool = Field(
+            default=False,
+            title="Thinking",
+            description="Let a hybrid model (e.g. qwen3) think before answering.",
+        )
+        thinking_budget: int | None = Field(
+            default=None, gt=0, description="Most tokens the model may spend thinking."
+        )
+        temperature: float | None = Field(
+            default=None, ge=0, lt=2, description="Sampling temperature; higher is more random."
+        )
+        top_p: float | None = Field(
+            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
+        )
+        top_k: int | None = Field(
+            default=None, gt=0, description="Sample only among the k likeliest tokens."
+        )
+        parallel_tool_calls: bool | None = Field(
+            default=None, description="Whether the model may call several tools at once."
+        )
+
+    type = "dashscope_chat"
+    cards_dir = files("agent_core.model") / "_cards" / "dashscope"
+
+    def __init__(
+        self,
+        credential: DashScopeCredential,
+        model: str,
+        parameters: Parameters | dict[str, Any] | None = None,
+        stream: bool = True,
+        max_retries: int = 3,
+        retry_delay: float = 1.0,
+        context_size: int = 131_072,
+        formatter: FormatterBase | None = None,
+        timeout: float = 120.0,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            credential,
+            model,
+            parameters,
+            stream=stream,
+            max_retries=max_retries,
+            retry_delay=retry_delay,
+            context_size=context_size,
+            formatter=formatter,
+            timeout=timeout,
+            client=client,
+        )
+
+    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """`thinking_enable` is sent as DashScope's `enable_thinking`."""
+        fields["enable_thinking"] = fields.pop("thinking_enable")
+        return fields
