@@ -25,4 +25,4 @@ async def service(redis_url: str) -> AsyncIterator[Service]:
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-            yield Service(client, app.state.runtime, dispatcher)
+            yield Service(app, client, app.state.runtime, dispatcher)
