@@ -16,6 +16,7 @@ from ray.exceptions import RayActorError
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
+from actors.extensions import AgentExtensions
 from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.schedule import ScheduleKeys, ScheduleStore
@@ -54,6 +55,9 @@ class SessionActor:
     def __init__(self, settings: dict[str, Any], dedicated: bool) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
         self._dedicated = dedicated
+        self._extensions = AgentExtensions(
+            self._settings.agent_middlewares, self._settings.agent_tools
+        )
         self._keys = Keys(self._settings.key_prefix)
         self._redis = connect(self._settings.redis_url)
         bus = RedisMessageBus(
@@ -75,6 +79,7 @@ class SessionActor:
                 shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
+                extensions=self._extensions,
             )
         if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())

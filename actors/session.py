@@ -21,6 +21,7 @@ import logging
 
 from actors.announcements import AnnounceChangesMiddleware
 from actors.dispatch import Mailbox
+from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
@@ -44,8 +45,10 @@ from agent_core.event import (
     ToolResultEndEvent,
 )
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
+from agent_core.middleware import MiddlewareBase
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
+from agent_core.tool import ToolBase
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,7 @@ class SessionRuntime:
         bus: Inbox and event log.
         deliver: The mailbox path (append + wake) used for background-tool completions.
         tool_timeout: Seconds before a tool call moves to the background.
+        extensions: Extra middlewares and tools for every reply's agent.
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class SessionRuntime:
         workspaces: SessionWorkspaces,
         templates: list[SubAgentTemplate] | None = None,
         tool_timeout: float = 10.0,
+        extensions: AgentExtensions | None = None,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
@@ -81,6 +86,7 @@ class SessionRuntime:
         self._teams = TeamStore(storage.redis, storage.keys)
         self._templates = template_registry(templates or [])
         self._tool_timeout = tool_timeout
+        self._extensions = extensions or AgentExtensions()
         self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
         self._fence: int | None = None
         self._state: AgentState | None = None
@@ -192,10 +198,13 @@ class SessionRuntime:
             try:
                 model = await self._chat_model(session)
                 kit = await stack.enter_async_context(self._workspaces.kit(session))
+                extra = await self._extensions.build(
+                    session.user_id, session.agent_id, self.session_id, kit.workspace
+                )
+                agent = self._agent(session, agent_record, model, kit, hints, extra)
             except Exception as exc:
                 await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
                 return
-            agent = self._agent(session, agent_record, model, kit, hints)
             resume = _resume_input(batch)
             running: str | None = None
             async for event in agent.reply_stream(resume or inputs or None):
@@ -216,8 +225,13 @@ class SessionRuntime:
         model: ChatModelBase,
         kit: SessionKit,
         hints: InboxHints,
+        extra: tuple[list[MiddlewareBase], list[ToolBase]],
     ) -> Agent:
-        """The session's agent for one reply: workspace tools, team tools, prompt, limits."""
+        """The session's agent for one reply: workspace, team and extra tools, prompt, limits.
+
+        Raises:
+            ToolError: an extra tool's name is taken.
+        """
         state, _ = self._owned()
         team = TeamContext(
             session_id=self.session_id,
@@ -229,7 +243,8 @@ class SessionRuntime:
         )
         kit.grant(state.permission_context)
         toolkit = session_toolkit(kit.tools)
-        for tool in team_tools(team, session.membership):
+        extra_middlewares, extra_tools = extra
+        for tool in [*team_tools(team, session.membership), *extra_tools]:
             toolkit.register(tool)
         chat = agent_record.data.chat_config
         membership = session.membership
@@ -242,7 +257,7 @@ class SessionRuntime:
             toolkit=toolkit,
             state=state,
             offloader=kit.workspace,
-            middlewares=[AnnounceChangesMiddleware()],
+            middlewares=[AnnounceChangesMiddleware(), *extra_middlewares],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
             hint_source=hints,
