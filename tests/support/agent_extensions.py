@@ -7,6 +7,7 @@ for, and the middleware appends a line (with the workspace directory) to the sys
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,7 +31,7 @@ class WhoAmI(ToolBase):
     is_read_only = True
 
     def __init__(self, user_id: str, agent_id: str, session_id: str) -> None:
-        self.ids = f"user={user_id} agent={agent_id} session={session_id}"
+        self.ids = f"user={user_id} agent={agent_id} session={session_id} pid={os.getpid()}"
 
     async def check_permissions(
         self, tool_input: dict[str, Any], context: PermissionContext
