@@ -21,6 +21,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
+from actors.extensions import AgentExtensions
 from actors.keys import Keys
 from actors.lifecycle import delete_user_session
 from actors.mailbox import completion_hint
@@ -70,6 +71,9 @@ class SessionActor:
     def __init__(self, settings: dict[str, Any], dedicated: bool) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
         self._dedicated = dedicated
+        self._extensions = AgentExtensions(
+            self._settings.agent_middlewares, self._settings.agent_tools
+        )
         self._keys = Keys(self._settings.key_prefix)
         self._redis = connect(self._settings.redis_url)
         bus = RedisMessageBus(
@@ -101,6 +105,7 @@ class SessionActor:
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
                 schedules=self._schedules,
+                extensions=self._extensions,
             )
         if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())

@@ -335,9 +335,11 @@ class RuntimeClient:
         await self.mailbox.deliver(session_id, ChatItem(input=chat_input))
 
     async def messages(
-        self, user_id: str, session_id: str, before: str | None, limit: int
+        self, user_id: str, session_id: str, before: str | None, limit: int, offset: int = 0
     ) -> MessagesPage:
         """Return a page of the transcript and the cursor to stream from without loss.
+
+        The page ends `offset` messages before `before` (or before the newest message's end).
 
         Raises:
             SessionNotFound: no such session for this user.
@@ -345,7 +347,7 @@ class RuntimeClient:
         """
         await self.storage.get_session(user_id, session_id)
         is_running, cursor = await self.bus.cursor_snapshot(session_id)
-        messages, has_more = await self.storage.list_messages(session_id, before, limit)
+        messages, has_more = await self.storage.list_messages(session_id, before, limit, offset)
         return MessagesPage(messages, has_more, is_running, cursor)
 
     async def live_cursor(self, session_id: str) -> str:
@@ -353,9 +355,13 @@ class RuntimeClient:
         _, cursor = await self.bus.cursor_snapshot(session_id)
         return cursor
 
-    async def check_session(self, user_id: str, session_id: str) -> None:
-        """Raise SessionNotFound unless the session is the user's."""
-        await self.storage.get_session(user_id, session_id)
+    async def check_session(
+        self, user_id: str, session_id: str, agent_id: str | None = None
+    ) -> None:
+        """Raise SessionNotFound unless the session is the user's (and `agent_id`'s, if given)."""
+        session = await self.storage.get_session(user_id, session_id)
+        if agent_id is not None and session.agent_id != agent_id:
+            raise SessionNotFound(session_id)
 
     async def session_workspace(
         self, user_id: str, agent_id: str, session_id: str

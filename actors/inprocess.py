@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
+from actors.extensions import AgentExtensions
 from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.session import SessionRuntime
@@ -29,6 +30,7 @@ class InProcessDispatcher:
     def __init__(self, settings: RuntimeSettings) -> None:
         self._settings = settings
         self.schedules: ScheduleService | None = None
+        self._extensions = AgentExtensions(settings.agent_middlewares, settings.agent_tools)
         self._runtimes: dict[str, SessionRuntime] = {}
         self._redis: Redis | None = None
         self._mailbox: Mailbox | None = None
@@ -51,6 +53,7 @@ class InProcessDispatcher:
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
                 schedules=self.schedules,
+                extensions=self._extensions,
             )
         return self._runtimes[session_id]
 

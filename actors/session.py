@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from actors.announcements import AnnounceChangesMiddleware
 from actors.dispatch import Mailbox
+from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
@@ -47,8 +48,10 @@ from agent_core.event import (
     ToolResultEndEvent,
 )
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
+from agent_core.middleware import MiddlewareBase
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
+from agent_core.tool import ToolBase
 
 if TYPE_CHECKING:
     from actors.schedule_service import ScheduleService
@@ -69,6 +72,7 @@ class SessionRuntime:
         deliver: The mailbox path (append + wake) used for background-tool completions.
         tool_timeout: Seconds before a tool call moves to the background.
         schedules: Where the session's schedule tools keep schedules (None: no such tools).
+        extensions: Extra middlewares and tools for every reply's agent.
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class SessionRuntime:
         templates: list[SubAgentTemplate] | None = None,
         tool_timeout: float = 10.0,
         schedules: ScheduleService | None = None,
+        extensions: AgentExtensions | None = None,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
@@ -90,6 +95,7 @@ class SessionRuntime:
         self._templates = template_registry(templates or [])
         self._tool_timeout = tool_timeout
         self._schedules = schedules
+        self._extensions = extensions or AgentExtensions()
         self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
         self._fence: int | None = None
         self._state: AgentState | None = None
@@ -201,11 +207,14 @@ class SessionRuntime:
             try:
                 model = await self._chat_model(session)
                 kit = await stack.enter_async_context(self._workspaces.kit(session))
+                extra = await self._extensions.build(
+                    session.user_id, session.agent_id, self.session_id, kit.handle
+                )
+                pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
+                agent = self._agent(session, agent_record, model, kit, hints, pool, extra)
             except Exception as exc:
                 await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
                 return
-            pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
-            agent = self._agent(session, agent_record, model, kit, hints, pool)
             resume = _resume_input(batch)
             running: str | None = None
             async for event in agent.reply_stream(resume or inputs or None):
@@ -227,8 +236,13 @@ class SessionRuntime:
         kit: SessionKit,
         hints: InboxHints,
         invitable_agents: list[AgentRecord],
+        extra: tuple[list[MiddlewareBase], list[ToolBase]],
     ) -> Agent:
-        """The session's agent for one reply: workspace tools, team tools, prompt, limits."""
+        """The session's agent for one reply: workspace, team and extra tools, prompt, limits.
+
+        Raises:
+            ToolError: an extra tool's name is taken.
+        """
         state, _ = self._owned()
         team = TeamContext(
             session_id=self.session_id,
@@ -250,10 +264,13 @@ class SessionRuntime:
         kit.grant(state.permission_context)
         self._sink.hand_over = kit.hand_over
         self._sink.stop_handed = kit.stop_background
+        extra_middlewares, extra_tools = extra
         toolkit = session_toolkit(
             kit.tools,
             SessionTools(session, team, self._sink, schedules, invitable_agents),
         )
+        for tool in extra_tools:
+            toolkit.register(tool)
         chat = agent_record.data.chat_config
         membership = session.membership
         return Agent(
@@ -265,7 +282,7 @@ class SessionRuntime:
             toolkit=toolkit,
             state=state,
             offloader=kit.offloader,
-            middlewares=[AnnounceChangesMiddleware()],
+            middlewares=[AnnounceChangesMiddleware(), *extra_middlewares],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
             hint_source=hints,

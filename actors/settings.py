@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from actors.team import SubAgentTemplate
 
+_IMPORT_PATH = r"^[\w.]+:[\w.]+$"
+
 
 class RuntimeSettings(BaseModel):
     """Where the runtime keeps its data and how it names its actors."""
@@ -50,6 +52,18 @@ class RuntimeSettings(BaseModel):
     )
     sub_agent_templates: list[SubAgentTemplate] = Field(
         default_factory=list, description="Worker types leaders may create (AgentCreate)."
+    )
+    agent_middlewares: str | None = Field(
+        default=None,
+        pattern=_IMPORT_PATH,
+        description="Import path ('module:qualname') of an async factory of extra agent "
+        "middlewares, called per reply with (user_id, agent_id, session_id[, workspace]).",
+    )
+    agent_tools: str | None = Field(
+        default=None,
+        pattern=_IMPORT_PATH,
+        description="Import path ('module:qualname') of an async factory of extra agent tools, "
+        "called per reply with (user_id, agent_id, session_id).",
     )
     stream_outage_grace: float = Field(
         default=60.0, ge=0, description="Seconds an SSE stream rides out a Redis outage."

@@ -272,9 +272,11 @@ class RedisStorage:
 
     # transcript
     async def list_messages(
-        self, session_id: str, before: str | None, limit: int
+        self, session_id: str, before: str | None, limit: int, offset: int = 0
     ) -> tuple[list[Msg], bool]:
-        """Return the newest `limit` messages older than `before` (chronological) and has_more.
+        """Return `limit` messages (chronological) and has_more.
+
+        The page ends before `before` (or at the newest message), `offset` messages further back.
 
         Raises:
             NotFound: `before` is not a message of this session.
@@ -285,6 +287,7 @@ class RedisStorage:
             if position is None:
                 raise NotFound(before)
             end = int(position)
+        end = max(0, end - offset)
         start = max(0, end - limit)
         raws = (
             await self.redis.lrange(self.keys.messages(session_id), start, end - 1) if end else []

@@ -193,6 +193,11 @@ class SessionKit:
         """Where the agent's file and shell tools start."""
         return Path(self.view.cwd)
 
+    @property
+    def handle(self) -> WorkspaceHandle:
+        """The workspace, to manage its MCP servers and skills."""
+        return WorkspaceHandle(self.offloader.service, self.offloader.request, self.workdir)
+
     async def hand_over(self, call: ToolCallBlock) -> bool:
         """Ask the workspace to own a call moved to the background (see `WorkspaceService`)."""
         return await self.offloader.service.adopt(self.offloader.request, call.id)
@@ -291,10 +296,12 @@ def shared_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
 
 @dataclass(frozen=True)
 class WorkspaceHandle:
-    """One session's workspace as the REST API manages it (MCP servers, skills)."""
+    """One session's workspace as the REST API and agent factories manage it."""
 
     service: WorkspaceService
     request: WorkspaceRequest
+    workdir: Path | None = None
+    """The workspace root as its tools see it, when it was opened for a reply."""
 
     async def mcp_statuses(self) -> list[MCPStatus]:
         """The MCP servers with their tools and health."""

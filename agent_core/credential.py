@@ -33,6 +33,9 @@ class CredentialBase(BaseModel):
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     type: str = Field(description="Credential kind; selects the provider.")
+    name: str = Field(
+        default="", max_length=200, description="User-facing display name for this credential."
+    )
 
     @classmethod
     @abstractmethod

@@ -1,5 +1,13 @@
-"""serve: Troupe's HTTP API — the FastAPI app (`build_app`), its Serve deployment and the CLI."""
+"""serve: Troupe's HTTP API — the FastAPI app (`create_app`), its Serve deployment and the CLI."""
 
-from serve.app import build_app
+from serve.agui import AGUIProtocolMiddleware
+from serve.app import build_app, cors_middleware, create_app
+from serve.protocol import ProtocolMiddlewareBase
 
-__all__ = ["build_app"]
+__all__ = [
+    "AGUIProtocolMiddleware",
+    "ProtocolMiddlewareBase",
+    "build_app",
+    "cors_middleware",
+    "create_app",
+]

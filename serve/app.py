@@ -1,23 +1,164 @@
-"""`build_app`: the FastAPI application (no Ray here; the runtime comes from a factory)."""
+"""The FastAPI application: `create_app` (AgentScope's entry point) over `build_app`.
+
+No Ray here: sessions are reached through the dispatcher the runtime client is given.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 
 import agent_core
-from actors.client import RuntimeClient
+from actors.client import RuntimeClient, SessionDispatcher, ray_dispatcher, ray_workspaces
+from actors.extensions import AgentMiddlewareFactory, AgentToolFactory, import_path
+from actors.settings import RuntimeSettings
+from actors.team import SubAgentTemplate, template_registry
 from serve.errors import install_error_handlers
 from serve.routes import agents, chat, credentials, health, models, schedules, sessions, workspace
+from workspaces import LocalWorkspaceManager
 
 log = logging.getLogger(__name__)
 
 
-def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
-    """Build the HTTP API; `runtime_factory` is called once at startup, closed at shutdown."""
+def create_app(
+    storage: str | None = None,
+    message_bus: str | None = None,
+    workspace_manager: LocalWorkspaceManager | None = None,
+    *,
+    settings: RuntimeSettings | None = None,
+    dispatcher: Callable[[RuntimeSettings], SessionDispatcher] = ray_dispatcher,
+    extra_middlewares: Sequence[Middleware] = (),
+    extra_agent_middlewares: AgentMiddlewareFactory | None = None,
+    extra_agent_tools: AgentToolFactory | None = None,
+    custom_subagent_templates: Sequence[SubAgentTemplate] | None = None,
+    title: str = "Troupe",
+    version: str = agent_core.__version__,
+) -> FastAPI:
+    """Build the Agent Service app, AgentScope's `create_app` mapped onto Troupe's runtime.
+
+    Sessions run in Ray actors (other processes, possibly other nodes), so what AgentScope
+    passes as live objects Troupe passes as descriptions every process can rebuild from:
+
+    Args:
+        storage: Redis URL of the records (agents, sessions, credentials, transcripts,
+            schedules, teams). AgentScope takes a `StorageBase` object; Troupe's storage is
+            Redis only, opened by every API replica and session actor. Default:
+            `settings.redis_url`, else `TROUPE_REDIS_URL`.
+        message_bus: Redis URL of the inboxes, event logs and leases. It must be the storage's
+            Redis (a reply's transcript commits atomically with the inbox items it consumed
+            and checks the session's lease); None means that one.
+        workspace_manager: A `LocalWorkspaceManager`; every process opens its own under the
+            same `basedir` with the same `ttl` (the directory must be shared between nodes).
+            Default MCP servers and skills are not carried across processes: configure none.
+        settings: The remaining runtime knobs (key prefix, Ray namespace, limits, timeouts);
+            default `RuntimeSettings.from_env`. The arguments above override its fields.
+        dispatcher: How sessions are reached: `ray_dispatcher` (default; Ray must be
+            initialised) or `InProcessDispatcher` (every session in this process: tests,
+            single-process servers).
+        extra_middlewares: ASGI middlewares, outermost first (CORS, protocol adapters such as
+            `AGUIProtocolMiddleware`, auth). Under Ray Serve the app is built on every replica,
+            so they must pickle (a `Middleware` of an importable class does).
+        extra_agent_middlewares: Async factory `(user_id, agent_id, session_id[, workspace])
+            -> list[MiddlewareBase]`, called per reply in the session's actor; its middlewares
+            follow Troupe's own. Must be a module-level function of a module every Ray worker
+            can import: it travels as its import path (ValueError otherwise).
+        extra_agent_tools: Async factory `(user_id, agent_id, session_id) -> list[ToolBase]`,
+            called per reply in the session's actor; its tools join the basic group (a name
+            clash ends that reply with a setup error). Importable, like the middleware factory.
+        custom_subagent_templates: Worker types team leaders may create (AgentCreate's
+            `subagent_type`). Plain data, so they travel with the settings.
+        title: OpenAPI title.
+        version: API version.
+
+    Raises:
+        ValueError: the message bus is another Redis than the storage, a factory is not
+            importable, templates share a type, or the workspace manager cannot be rebuilt.
+    """
+    base = settings or RuntimeSettings.from_env(storage)
+    updates: dict[str, Any] = {}
+    if storage is not None:
+        updates["redis_url"] = storage
+    redis_url = updates.get("redis_url", base.redis_url)
+    if message_bus is not None and message_bus != redis_url:
+        raise ValueError(
+            f"message_bus {message_bus!r} is not the storage's Redis {redis_url!r}: Troupe "
+            "commits transcripts and inbox items together, so both live in one Redis"
+        )
+    if workspace_manager is not None:
+        updates.update(_workspace_settings(workspace_manager))
+    if extra_agent_middlewares is not None:
+        updates["agent_middlewares"] = import_path(extra_agent_middlewares)
+    if extra_agent_tools is not None:
+        updates["agent_tools"] = import_path(extra_agent_tools)
+    if custom_subagent_templates is not None:
+        templates = list(custom_subagent_templates)
+        template_registry(templates)  # duplicate types fail here, not in a leader's actor
+        updates["sub_agent_templates"] = templates
+    resolved = RuntimeSettings.model_validate({**base.model_dump(), **updates})
+    app = build_app(
+        lambda: RuntimeClient(
+            resolved,
+            dispatcher(resolved),
+            ray_workspaces(resolved) if dispatcher is ray_dispatcher else None,
+        ),
+        middlewares=extra_middlewares,
+        title=title,
+        version=version,
+    )
+    app.state.settings = resolved
+    return app
+
+
+def _workspace_settings(manager: LocalWorkspaceManager) -> dict[str, Any]:
+    if type(manager) is not LocalWorkspaceManager:
+        raise ValueError(
+            f"{type(manager).__name__}: Troupe rebuilds the workspace manager in every "
+            "session process and supports LocalWorkspaceManager only"
+        )
+    if manager.default_mcps or manager.skill_paths:
+        raise ValueError(
+            "default MCP servers and skills of a workspace manager are not carried to session "
+            "processes; add them through /workspace/mcp and /workspace/skill"
+        )
+    return {"workspace_root": str(manager.basedir), "workspace_ttl": manager.ttl}
+
+
+def cors_middleware(origins: Sequence[str]) -> Middleware:
+    """CORS for browser clients served from `origins` (e.g. `http://localhost:5173`).
+
+    Any method and header (`X-User-ID` included) is allowed; no cookies are involved (the
+    identity travels in a header), so credentials are not.
+    """
+    return Middleware(
+        CORSMiddleware,
+        allow_origins=list(origins),
+        allow_methods=["*"],
+        allow_headers=["*"],
+        expose_headers=["Retry-After"],
+    )
+
+
+def build_app(
+    runtime_factory: Callable[[], RuntimeClient],
+    *,
+    middlewares: Sequence[Middleware] = (),
+    title: str = "Troupe",
+    version: str = agent_core.__version__,
+) -> FastAPI:
+    """Build the HTTP API; `runtime_factory` is called once at startup, closed at shutdown.
+
+    Args:
+        runtime_factory: Builds the runtime client (and with it, how sessions are reached).
+        middlewares: ASGI middlewares, outermost first.
+        title: OpenAPI title.
+        version: API version.
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -32,7 +173,7 @@ def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
         finally:
             await app.state.runtime.aclose()
 
-    app = FastAPI(title="Troupe", version=agent_core.__version__, lifespan=lifespan)
+    app = FastAPI(title=title, version=version, lifespan=lifespan, middleware=list(middlewares))
     install_error_handlers(app)
     for module in (health, agents, credentials, models, sessions, chat, schedules, workspace):
         app.include_router(module.router)

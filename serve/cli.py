@@ -15,6 +15,8 @@ from actors.settings import RuntimeSettings
 from actors.workspace_backends import resolve_backend
 from workspaces import WorkspaceError
 
+CORS_ENV = "TROUPE_CORS_ORIGINS"
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="troupe", description="Troupe agent service.")
@@ -41,6 +43,15 @@ def _parser() -> argparse.ArgumentParser:
         "local with a warning)",
     )
     run.add_argument(
+        "--cors-origin",
+        action="append",
+        dest="cors_origins",
+        default=[o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()],
+        metavar="ORIGIN",
+        help=f"let browser pages from ORIGIN call the API (repeatable; {CORS_ENV}, "
+        "comma-separated, adds to these)",
+    )
+    run.add_argument(
         "--data-dir",
         type=Path,
         default=Path(".troupe"),
@@ -61,6 +72,7 @@ def serve_command(args: argparse.Namespace) -> None:
     import ray
 
     from serve import deployment
+    from serve.app import cors_middleware
 
     with ExitStack() as stack:
         redis_url = args.redis_url
@@ -81,7 +93,10 @@ def serve_command(args: argparse.Namespace) -> None:
         else:
             ray.init(address="local", include_dashboard=False, namespace=settings.namespace)
         stack.callback(ray.shutdown)
-        deployment.deploy(settings, args.host, args.port, args.replicas)
+        middlewares = [cors_middleware(args.cors_origins)] if args.cors_origins else []
+        deployment.deploy(
+            settings, args.host, args.port, args.replicas, extra_middlewares=middlewares
+        )
         stack.callback(deployment.shutdown)
         print(f"Troupe API listening on http://{args.host}:{args.port}", flush=True)
         _wait_for_signal()

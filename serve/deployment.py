@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
 from ray import serve
+from starlette.middleware import Middleware
 
-from actors.client import RuntimeClient, ray_dispatcher, ray_workspaces
 from actors.settings import RuntimeSettings
-from serve.app import build_app
+from serve.app import create_app
 
 APP_NAME = "troupe"
 
 
-def _app_builder(settings_payload: dict[str, Any]) -> Callable[[], FastAPI]:
+def _app_builder(
+    settings_payload: dict[str, Any], middlewares: Sequence[Middleware]
+) -> Callable[[], FastAPI]:
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
         settings = RuntimeSettings.model_validate(settings_payload)
-        return build_app(
-            lambda: RuntimeClient(settings, ray_dispatcher(settings), ray_workspaces(settings))
-        )
+        return create_app(settings=settings, extra_middlewares=middlewares)
 
     return build
 
 
-def application(settings: RuntimeSettings, replicas: int = 1) -> serve.Application:
+def application(
+    settings: RuntimeSettings, replicas: int = 1, extra_middlewares: Sequence[Middleware] = ()
+) -> serve.Application:
     """The Serve application: `replicas` FastAPI replicas sharing the Redis-backed runtime.
 
-    SSE streams are long-lived requests, so a replica accepts many at once.
+    SSE streams are long-lived requests, so a replica accepts many at once. The app is built on
+    each replica, so `extra_middlewares` must pickle.
     """
 
     @serve.deployment(
@@ -38,7 +41,7 @@ def application(settings: RuntimeSettings, replicas: int = 1) -> serve.Applicati
         max_ongoing_requests=1000,
         ray_actor_options={"num_cpus": 0},
     )
-    @serve.ingress(_app_builder(settings.model_dump()))
+    @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares)))
     class TroupeAPI:
         """Ingress deployment; the FastAPI app is built on each replica."""
 
@@ -51,14 +54,16 @@ def deploy(
     port: int,
     replicas: int = 1,
     proxy_location: str | None = None,
+    extra_middlewares: Sequence[Middleware] = (),
 ) -> None:
     """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised).
 
     `proxy_location` is Serve's (`HeadOnly`, `EveryNode`); by default a proxy runs on every
-    node that hosts a replica.
+    node that hosts a replica. `extra_middlewares` wrap the API (outermost first).
     """
     serve.start(proxy_location=proxy_location, http_options={"host": host, "port": port})
-    serve.run(application(settings, replicas), name=APP_NAME, route_prefix="/", blocking=False)
+    app = application(settings, replicas, extra_middlewares)
+    serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
 
 
 def shutdown() -> None:

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from actors.records import (
     AgentChatConfig,
@@ -154,10 +165,40 @@ def keep_masked_secrets(data: C, stored: CredentialBase | None) -> C:
     return data.model_copy(update=kept)
 
 
-class CreateCredentialRequest(_Body):
-    """`POST /credential/`: `data` is a credential tagged by `type`."""
+class _CredentialBody(_Body):
+    """A credential body; `data.id` (AgentScope's credential schemas have it) is taken apart."""
 
-    data: Credential
+    data: Credential = Field(
+        description="A credential tagged by `type`; `id` may be sent along (see the route)."
+    )
+    _sent_id: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_id(cls, value: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        sent = None
+        if isinstance(value, dict) and isinstance(value.get("data"), dict):
+            data = dict(value["data"])
+            sent = data.pop("id", None)
+            if sent is not None and not isinstance(sent, str):
+                raise ValueError("data.id must be a string")
+            value = {**value, "data": data}
+        body = handler(value)
+        body._sent_id = sent
+        return body
+
+    @property
+    def sent_id(self) -> str | None:
+        """The `data.id` the client sent, if any."""
+        return self._sent_id
+
+
+class CreateCredentialRequest(_CredentialBody):
+    """`POST /credential/`: `data` is a credential tagged by `type`.
+
+    A `data.id` is accepted and ignored: the server assigns the id (`credential_id` of the
+    response), so a client can neither choose nor overwrite one.
+    """
 
     @field_validator("data")
     @classmethod
@@ -165,10 +206,11 @@ class CreateCredentialRequest(_Body):
         return keep_masked_secrets(value, None)
 
 
-class UpdateCredentialRequest(_Body):
-    """`PATCH /credential/{id}`: the new data; a secret sent back masked keeps the stored one."""
+class UpdateCredentialRequest(_CredentialBody):
+    """`PATCH /credential/{id}`: the new data; a secret sent back masked keeps the stored one.
 
-    data: Credential
+    A `data.id` must be the id in the path.
+    """
 
 
 class CreateCredentialResponse(BaseModel):
@@ -223,14 +265,46 @@ class ListModelsResponse(BaseModel):
     total: int = Field(description="The total number of candidates.")
 
 
-class CreateSessionRequest(_Body):
+_UNSUPPORTED_SESSION_FIELDS = {
+    "tts_model_config": "text-to-speech",
+    "realtime_model_config": "realtime voice",
+    "knowledge_config": "knowledge bases",
+}
+
+
+def _unsupported(description: str) -> Any:
+    return Field(
+        default=None,
+        description=f"AgentScope's {description} settings; Troupe has none: omit or send null.",
+    )
+
+
+class _SessionModels(_Body):
+    """The model settings a session request may carry (AgentScope's set)."""
+
+    chat_model_config: ChatModelConfig | None = None
+    fallback_chat_model_config: ChatModelConfig | None = None
+    tts_model_config: dict[str, Any] | None = _unsupported("text-to-speech model")
+    realtime_model_config: dict[str, Any] | None = _unsupported("realtime voice model")
+    knowledge_config: dict[str, Any] | None = _unsupported("knowledge base")
+
+    @field_validator(*_UNSUPPORTED_SESSION_FIELDS)
+    @classmethod
+    def _refuse(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None:
+            feature = _UNSUPPORTED_SESSION_FIELDS[str(info.field_name)]
+            raise ValueError(
+                f"Troupe does not support {feature}; omit {info.field_name} or send null"
+            )
+        return value
+
+
+class CreateSessionRequest(_SessionModels):
     """`POST /sessions/`."""
 
     agent_id: str = Field(min_length=1)
     workspace_id: str | None = None
     name: str | None = None
-    chat_model_config: ChatModelConfig | None = None
-    fallback_chat_model_config: ChatModelConfig | None = None
 
 
 class CreateSessionResponse(BaseModel):
@@ -323,12 +397,10 @@ class HealthResponse(BaseModel):
     components: dict[str, str]
 
 
-class UpdateSessionRequest(_Body):
+class UpdateSessionRequest(_SessionModels):
     """`PATCH /sessions/{id}`: omitted fields stay unchanged; null clears a model config."""
 
     name: str | None = Field(default=None, description="New display name.")
-    chat_model_config: ChatModelConfig | None = None
-    fallback_chat_model_config: ChatModelConfig | None = None
     permission_mode: PermissionMode | None = Field(
         default=None, description="Permission mode for the session's next replies."
     )
@@ -336,7 +408,7 @@ class UpdateSessionRequest(_Body):
 
     def changes(self) -> dict[str, Any]:
         """The SessionConfig fields this request sets (a null only clears model configs)."""
-        sent = self.model_dump(exclude_unset=True)
+        sent = self.model_dump(exclude_unset=True, exclude=set(_UNSUPPORTED_SESSION_FIELDS))
         clearable = {"chat_model_config", "fallback_chat_model_config"}
         return {
             key: getattr(self, key)

@@ -47,6 +47,13 @@ async def update_credential(
     credential_id: str, body: UpdateCredentialRequest, user: UserId, runtime: Runtime
 ) -> CredentialView:
     """Replace the credential's data; a secret sent back masked keeps the stored secret."""
+    if body.sent_id is not None and body.sent_id != credential_id:
+        error = {
+            "type": "value_error",
+            "loc": ("body", "data", "id"),
+            "msg": f"data.id {body.sent_id!r} is not the credential in the path",
+        }
+        raise RequestValidationError([error])
     stored = await runtime.get_credential(user, credential_id)
     try:
         data = keep_masked_secrets(body.data, stored.data)

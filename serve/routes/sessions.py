@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
 from actors.records import SessionConfig, SessionRecord
@@ -23,6 +23,26 @@ from serve.sse import event_frames
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 _STREAM_ID = r"^\d+(-\d+)?$"
+
+
+async def _check_agent(
+    session_id: str,
+    user: UserId,
+    runtime: Runtime,
+    agent_id: Annotated[
+        str | None,
+        Query(
+            description="The session's agent, as AgentScope's clients send it; a session of "
+            "another agent is a 404. Optional: the session id alone names the session."
+        ),
+    ] = None,
+) -> None:
+    if agent_id is not None:
+        await runtime.check_session(user, session_id, agent_id)
+
+
+# Session sub-routes take AgentScope's `agent_id` query parameter and check it.
+_OF_AGENT = [Depends(_check_agent)]
 
 
 @router.post("/", status_code=201)
@@ -49,16 +69,30 @@ async def list_sessions(
     return ListSessionsResponse(sessions=sessions, total=len(sessions))
 
 
-@router.get("/{session_id}/messages")
+@router.get("/{session_id}/messages", dependencies=_OF_AGENT)
 async def list_messages(
     session_id: str,
     user: UserId,
     runtime: Runtime,
-    before: str | None = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    before: Annotated[
+        str | None,
+        Query(
+            description="A message id: the page holds the messages before it. Omit for the "
+            "newest page."
+        ),
+    ] = None,
+    offset: Annotated[
+        int,
+        Query(
+            ge=0,
+            description="Skip this many of the newest messages (before `before`, when "
+            "given) first. Prefer `before`: an offset shifts when messages are added.",
+        ),
+    ] = 0,
+    limit: Annotated[int, Query(ge=1, le=200, description="Max messages.")] = 50,
 ) -> ListMessagesResponse:
     """A page of the transcript, newest page first; `event_cursor` resumes the stream."""
-    page = await runtime.messages(user, session_id, before, limit)
+    page = await runtime.messages(user, session_id, before, limit, offset)
     return ListMessagesResponse(
         messages=page.messages,
         event_cursor=page.event_cursor,
@@ -67,7 +101,7 @@ async def list_messages(
     )
 
 
-@router.get("/{session_id}/stream", response_class=StreamingResponse)
+@router.get("/{session_id}/stream", response_class=StreamingResponse, dependencies=_OF_AGENT)
 async def stream(
     session_id: str,
     user: UserId,
@@ -90,7 +124,7 @@ async def stream(
     )
 
 
-@router.patch("/{session_id}")
+@router.patch("/{session_id}", dependencies=_OF_AGENT)
 async def update_session(
     session_id: str, body: UpdateSessionRequest, user: UserId, runtime: Runtime
 ) -> SessionRecord:
@@ -98,14 +132,14 @@ async def update_session(
     return await runtime.update_session(user, session_id, body.changes())
 
 
-@router.delete("/{session_id}", status_code=204)
+@router.delete("/{session_id}", status_code=204, dependencies=_OF_AGENT)
 async def delete_session(session_id: str, user: UserId, runtime: Runtime) -> Response:
     """Delete the session, its transcript, logs and inbox, and stop its actor."""
     await runtime.delete_session(user, session_id)
     return Response(status_code=204)
 
 
-@router.get("/{session_id}/status")
+@router.get("/{session_id}/status", dependencies=_OF_AGENT)
 async def session_status(session_id: str, user: UserId, runtime: Runtime) -> SessionStatusResponse:
     """Whether the session is running, idle, or parked awaiting permission / an external result."""
     return SessionStatusResponse(
@@ -113,7 +147,7 @@ async def session_status(session_id: str, user: UserId, runtime: Runtime) -> Ses
     )
 
 
-@router.post("/{session_id}/interrupt", status_code=202)
+@router.post("/{session_id}/interrupt", status_code=202, dependencies=_OF_AGENT)
 async def interrupt_session(
     session_id: str, user: UserId, runtime: Runtime
 ) -> InterruptSessionResponse:

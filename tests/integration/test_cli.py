@@ -1,4 +1,4 @@
-"""`troupe serve`: starts Redis + Ray + the API, and Ctrl-C leaves nothing behind."""
+"""`troupe serve`: Redis + Ray + the API (with CORS as asked); Ctrl-C leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -34,9 +34,21 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _preflight(port: int, origin: str) -> httpx.Response:
+    return httpx.options(
+        f"http://127.0.0.1:{port}/sessions/",
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "x-user-id,content-type",
+        },
+    )
+
+
 def test_ctrl_c_stops_api_ray_and_embedded_redis(tmp_path: Path) -> None:
     port = find_free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("TROUPE_REDIS_URL", "RAY_ADDRESS")}
+    env["TROUPE_CORS_ORIGINS"] = "http://from-env.example"
     process = subprocess.Popen(
         [
             sys.executable,
@@ -47,6 +59,8 @@ def test_ctrl_c_stops_api_ray_and_embedded_redis(tmp_path: Path) -> None:
             str(port),
             "--data-dir",
             str(tmp_path / "data"),
+            "--cors-origin",
+            "http://localhost:5173",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -64,6 +78,12 @@ def test_ctrl_c_stops_api_ray_and_embedded_redis(tmp_path: Path) -> None:
         _wait_for(lambda: _healthy(f"http://127.0.0.1:{port}/health"), 60, "the API")
         body = httpx.get(f"http://127.0.0.1:{port}/health").json()
         assert body["components"]["redis"] == "ok"
+        for origin in ("http://localhost:5173", "http://from-env.example"):
+            allowed = _preflight(port, origin)
+            assert allowed.status_code == 200, allowed.text
+            assert allowed.headers["access-control-allow-origin"] == origin
+            assert "x-user-id" in allowed.headers["access-control-allow-headers"].lower()
+        assert "access-control-allow-origin" not in _preflight(port, "http://evil.example").headers
         children = psutil.Process(process.pid).children(recursive=True)
         names = {c.name() for c in children}
         assert any("redis-server" in n for n in names), names

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import httpx
 from cryptography.fernet import Fernet
+from fastapi import FastAPI
 
 from actors.client import InProcessDispatcher, RuntimeClient
 from actors.settings import RuntimeSettings
@@ -27,6 +28,7 @@ class RecordingDispatcher(InProcessDispatcher):
 
 @dataclass
 class Service:
+    app: FastAPI
     api: httpx.AsyncClient
     runtime: RuntimeClient
     dispatcher: RecordingDispatcher

@@ -11,18 +11,17 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from actors.client import RuntimeClient
 from actors.settings import RuntimeSettings
-from serve.app import build_app
+from serve.app import create_app
 from tests.unit.serve._service import SECRET_KEY, RecordingDispatcher, Service
 
 
 @pytest.fixture
 async def service(redis_url: str) -> AsyncIterator[Service]:
     settings = RuntimeSettings(redis_url=redis_url, secret_key=SECRET_KEY)
-    dispatcher = RecordingDispatcher(settings)
-    app = build_app(lambda: RuntimeClient(settings, dispatcher))
+    app = create_app(settings=settings, dispatcher=RecordingDispatcher)
     async with app.router.lifespan_context(app):
+        dispatcher = app.state.runtime.dispatcher
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
-            yield Service(client, app.state.runtime, dispatcher)
+            yield Service(app, client, app.state.runtime, dispatcher)
