@@ -1,10 +1,11 @@
 """bubblewrap command lines: what a sandboxed process sees of the machine.
 
 The sandbox gets a new user, pid, ipc, uts and (unless allowed) network namespace, no
-capabilities, the system directories read-only, a private `/tmp` and `/proc`, the Python
-installation Troupe's tool host needs (read-only), and exactly one writable directory: the
-workspace. `/etc` is reduced to files without secrets; the server's home, other workspaces and
-everything else do not exist inside.
+capabilities, the system directories read-only, a private `/proc`, a private size-bounded `/tmp`
+and `/dev/shm`, the Python installation Troupe's tool host needs (read-only), and exactly one
+writable directory on disk: the workspace. The sandbox's own root and `/dev` are read-only (a
+writable root would be an unbounded in-memory filesystem). `/etc` is reduced to files without
+secrets; the server's home, other workspaces and everything else do not exist inside.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def bwrap_argv(
         cwd: Where the program starts (default: `workdir`).
         env: The program's whole environment.
         network: Share the host's network (default: a private namespace with no interfaces).
-        tmp_bytes: Size of the private `/tmp`.
+        tmp_bytes: Size of the private `/tmp` (and, separately, of `/dev/shm`).
         readonly: More host paths to show read-only (e.g. a Python installation).
     """
     bwrap = bwrap_path() or "bwrap"
@@ -108,10 +109,13 @@ def bwrap_argv(
     for name in etc:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp"]
     for path in readonly:
         argv += ["--ro-bind", path, path]
     argv += ["--bind", workdir, workdir, "--chdir", cwd or workdir]
+    # Last, once every mount point exists: what is left writable is /tmp, /dev/shm, the workspace.
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     argv.append("--clearenv")
     for name, value in env.items():
         argv += ["--setenv", name, value]

@@ -4,7 +4,8 @@ The built-in tools run in a tool host process inside the sandbox (see `workspace
 what it can see) and stdio MCP servers are started inside it too; the workspace's own
 bookkeeping (skills, offloads, the `.mcp` file) stays host-side, as in `LocalWorkspace`.
 Limits: per process (`setrlimit`: address space, file size, open files, CPU seconds per
-command) and, where cgroups can be created, for the whole workspace (memory, processes).
+command), for the workspace's disk (a watched quota on the calls that write) and, where cgroups
+can be created, for the whole workspace (memory, processes).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agent_core.tool.execution import ToolExecutor
 from workspaces._bwrap import bwrap_argv, bwrap_path, python_dirs
 from workspaces._cgroups import CgroupBudget
 from workspaces._env import agent_environment
+from workspaces._quota import DiskQuota
 from workspaces.errors import SandboxUnavailable
 from workspaces.local import LocalWorkspace
 from workspaces.toolhost import ToolHostProcess
@@ -53,7 +55,14 @@ class SandboxPolicy(BaseModel):
     cpu_seconds: int = Field(default=900, gt=0, description="CPU seconds per shell command.")
     file_bytes: int = Field(default=1024 * MiB, gt=0, description="Largest file a tool writes.")
     open_files: int = Field(default=1024, gt=16, description="Open files per process.")
-    tmp_bytes: int = Field(default=256 * MiB, gt=0, description="Size of the private /tmp.")
+    tmp_bytes: int = Field(
+        default=256 * MiB, gt=0, description="Size of the private /tmp (and of /dev/shm)."
+    )
+    disk_bytes: int = Field(
+        default=4096 * MiB,
+        gt=0,
+        description="Disk the workspace directory may occupy (see `workspaces._quota`).",
+    )
 
 
 def sandbox_available() -> str | None:
@@ -174,7 +183,8 @@ class SandboxWorkspace(LocalWorkspace):
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """The built-in tools bound to `working_directory(cwd)`, run inside the sandbox."""
         where = self.working_directory(cwd)
-        return [tool.bind(self._host) for tool in workspace_tools(where)]
+        quota = DiskQuota(self._host, self.workdir, self.policy.disk_bytes)
+        return [tool.bind(quota) for tool in workspace_tools(where)]
 
     async def close(self) -> None:
         """Disconnect MCP servers, stop the tool host and release the cgroups."""

@@ -131,6 +131,7 @@ class ToolHostProcess:
     async def _read_replies(self, connection: _Connection) -> None:
         stdout = connection.process.stdout
         assert stdout is not None
+        stopped = ""
         try:
             while line := await stdout.readline():
                 reply = REPLIES.validate_json(line)
@@ -139,12 +140,14 @@ class ToolHostProcess:
                     queue.put_nowait(reply)
         except (ValueError, asyncio.LimitOverrunError) as exc:
             log.error("tool host sent a malformed frame: %s", exc)
-            connection.process.kill()
+            stopped = "stopped after a malformed frame, "
+            with contextlib.suppress(ProcessLookupError):
+                connection.process.kill()
         code = await connection.process.wait()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(connection.tasks[1]), timeout=1)
         tail = "; ".join(list(connection.stderr)[-3:])
-        connection.exit_reason = f"exit code {code}" + (f": {tail}" if tail else "")
+        connection.exit_reason = f"{stopped}exit code {code}" + (f": {tail}" if tail else "")
         for queue in connection.calls.values():
             queue.put_nowait(_Exited(connection.exit_reason))
 

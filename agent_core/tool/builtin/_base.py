@@ -122,15 +122,19 @@ class BuiltinTool(ToolBase, Generic[P]):
             yield done(format_validation_error(self.name, exc), error=True)
             return
         if self.executor is None:
-            stream = self.execute(params, state)
-        else:
-            stream = self._delegate(self.executor, params, state, call_id)
-        async for chunk in stream:
-            yield chunk
+            async for chunk in self.execute(params, state):
+                yield chunk
+            return
+        # Closed here, not whenever it is collected: closing a delegated call cancels it.
+        async with contextlib.aclosing(
+            self._delegate(self.executor, params, state, call_id)
+        ) as stream:
+            async for chunk in stream:
+                yield chunk
 
     async def _delegate(
         self, executor: ToolExecutor, params: P, state: object, call_id: object
-    ) -> AsyncIterator[ToolChunk]:
+    ) -> AsyncGenerator[ToolChunk, None]:
         """Run the validated call through `executor`, carrying the read cache both ways."""
         context = state.tool_context if isinstance(state, AgentState) else None
         invocation = ToolInvocation(
@@ -140,12 +144,21 @@ class BuiltinTool(ToolBase, Generic[P]):
             arguments=params.model_dump(mode="json", by_alias=True, exclude_unset=True),
             tool_context=context,
         )
+        final: ToolChunk | None = None
         async with contextlib.aclosing(executor.execute(invocation)) as outputs:
             async for output in outputs:
                 if output.tool_context is not None and isinstance(state, AgentState):
                     state.tool_context = output.tool_context
-                if output.chunk is not None:
+                if output.chunk is None or final is not None:
+                    continue
+                if output.chunk.is_final:
+                    # Held back to the end: callers stop reading at the final chunk, and the
+                    # tool state may only follow it.
+                    final = output.chunk
+                else:
                     yield output.chunk
+        if final is not None:
+            yield final
 
     def prepare(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Rewrite raw arguments before validation (aliases a model might use); default: none."""
