@@ -132,15 +132,20 @@ class LocalWorkspace(WorkspaceBase):
         if path.is_absolute():
             return Path(os.path.normpath(path))
         path = Path(os.path.normpath(self.workdir / path))
-        self._host_path(path).mkdir(parents=True, exist_ok=True)
+        host = self._host_path(path)
+        if host is not None:
+            host.mkdir(parents=True, exist_ok=True)
         return path
 
     def _visible_path(self, host_path: Path) -> Path:
         """How the agent's tools name a file of the workspace (here: as the host does)."""
         return host_path
 
-    def _host_path(self, visible_path: Path) -> Path:
-        """Where a file the agent's tools name lies on this host (here: the same path)."""
+    def _host_path(self, visible_path: Path) -> Path | None:
+        """Where a file the agent's tools name lies on this host (None: not on this host).
+
+        Here it is the same path.
+        """
         return visible_path
 
     def _mcp_launcher(self) -> Launcher | None:

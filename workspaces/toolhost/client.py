@@ -63,7 +63,7 @@ class ToolHostChannel(Protocol):
         """Close its stdin (the tool host exits when its stdin ends)."""
         ...
 
-    def kill(self) -> None:
+    async def kill(self) -> None:
         """Stop it now, as far as the transport can."""
         ...
 
@@ -142,7 +142,7 @@ class SubprocessChannel:
         if self.process.stdin is not None:
             self.process.stdin.close()
 
-    def kill(self) -> None:
+    async def kill(self) -> None:
         """SIGKILL the subprocess."""
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
@@ -242,7 +242,7 @@ class ToolHost:
                     queue.put_nowait(reply)
         except ValueError as exc:
             log.error("tool host sent a malformed frame: %s", exc)
-            channel.kill()
+            await channel.kill()
         how = await channel.wait()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(connection.tasks[1]), timeout=1)
@@ -338,7 +338,7 @@ async def _stop(connection: _Connection) -> None:
         try:
             await asyncio.wait_for(asyncio.shield(reader), timeout=_STOP_GRACE)
         except TimeoutError:
-            connection.channel.kill()
+            await connection.channel.kill()
     for task in connection.tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
