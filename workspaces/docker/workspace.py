@@ -64,6 +64,8 @@ DEFAULT_IMAGE = "troupe-workspace:latest"
 """The image built from `workspaces/docker/Dockerfile`."""
 
 _GATEWAY_START_TIMEOUT = 60.0
+# The status aiodocker gives a request that never reached the daemon.
+_UNREACHABLE = 900
 _GATEWAY_LOG_LINES = 20
 
 
@@ -266,6 +268,8 @@ class DockerWorkspace(LocalWorkspace):
             self._container = await self._docker.containers.create(config, name=name)
             await self._container.start()
         except DockerError as exc:
+            if exc.status == _UNREACHABLE:
+                raise DockerUnavailable(f"cannot reach the Docker daemon: {exc.message}") from exc
             raise DockerUnavailable(
                 f"cannot start a container from image {self.image!r}: {exc.message}"
             ) from exc

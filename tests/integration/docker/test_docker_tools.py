@@ -12,7 +12,8 @@ import pytest
 import pytest_asyncio
 
 from agent_core.message import Msg, TextBlock, ToolResultBlock
-from tests.integration.docker._helpers import Agent, container_exists, eventually, inspect, text
+from tests.integration.docker._helpers import container_exists, inspect
+from tests.support.tool_calls import Agent, eventually, text
 from workspaces.docker import DockerWorkspace
 from workspaces.errors import WorkspaceClosed
 
