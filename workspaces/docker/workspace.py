@@ -241,8 +241,10 @@ class DockerWorkspace(LocalWorkspace):
         started = time.monotonic()
         try:
             await self._start_container()
-            await self._start_gateway()
             self._tool_host = ToolHost(self._open_tool_host)
+            # Started now, it loads while the gateway does: the first tool call needs no wait.
+            await self._tool_host.start()
+            await self._start_gateway()
             await super().initialize()
         except BaseException:
             await self._teardown()

@@ -210,6 +210,14 @@ class ToolHost:
         connection = self._connection
         return connection is not None and connection.exit_reason is None
 
+    async def start(self) -> None:
+        """Start the process now rather than on the first call (a no-op when it runs).
+
+        Raises:
+            WorkspaceError: The process cannot be started.
+        """
+        await self._connect()
+
     async def _connect(self) -> _Connection:
         async with self._starting:
             connection = self._connection
