@@ -95,17 +95,21 @@ async def test_the_container_is_locked_down(workspace: DockerWorkspace, agent: A
 async def test_bash_output_streams(workspace: DockerWorkspace) -> None:
     (bash,) = [t for t in workspace.builtin_tools() if t.name == "Bash"]
     command = "echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished"
-    seen: list[str] = []
+    before_go, after_go = "", ""
+    go = workspace.host_workdir / "go"
     async with contextlib.aclosing(bash(command=command)) as stream:
         async for chunk in stream:
-            seen.append(text([chunk]))
-            if "started" in seen[0] and not (workspace.host_workdir / "go").exists():
-                (workspace.host_workdir / "go").touch()  # only once the first output arrived
+            if go.exists():
+                after_go += text([chunk])
+            else:
+                before_go += text([chunk])
+                if "started" in before_go:
+                    go.touch()  # the command can only finish once its first output arrived
             if chunk.is_last:
                 break
-    assert "started" in seen[0]
-    assert "finished" in "".join(seen)
-    assert "finished" not in seen[0]
+    assert "started" in before_go
+    assert "finished" not in before_go
+    assert "finished" in after_go
 
 
 async def test_cancelling_a_call_kills_its_command(
