@@ -243,7 +243,10 @@ class DockerWorkspace(LocalWorkspace):
             await self._start_container()
             self._tool_host = ToolHost(self._open_tool_host)
             # Started now, it loads while the gateway does: the first tool call needs no wait.
-            await self._tool_host.start()
+            try:
+                await self._tool_host.start()
+            except WorkspaceError as exc:
+                raise DockerUnavailable(f"cannot start the tool host: {exc}") from exc
             await self._start_gateway()
             await super().initialize()
         except BaseException:
