@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,9 @@ from workspaces.errors import MCPExists, MCPNotFound, MCPUnavailable
 
 if TYPE_CHECKING:
     from agent_core.mcp import MCPClient
-    from agent_core.mcp.client import Launcher
+
+ClientFactory = Callable[[MCPClientConfig], "MCPClient"]
+"""Builds the (unconnected) client of a registered server; raises `MCPError` when invalid."""
 
 log = logging.getLogger(__name__)
 
@@ -30,15 +33,15 @@ log = logging.getLogger(__name__)
 class MCPRegistry:
     """The live MCP clients of one workspace, kept in step with its `.mcp` file."""
 
-    def __init__(self, file: Path, lock_dir: Path, launcher: Launcher | None = None) -> None:
+    def __init__(self, file: Path, lock_dir: Path, factory: ClientFactory) -> None:
         """Mirror `file`, taking the lock on `lock_dir` to change it.
 
         Args:
             file: The `.mcp` file (a JSON array of `MCPClientConfig`).
             lock_dir: The directory whose lock guards read-modify-write cycles.
-            launcher: Rewrites stdio servers' command lines (see `MCPClient`).
+            factory: Builds each server's client (where and how it runs is the workspace's).
         """
-        self._launcher = launcher
+        self._factory = factory
         self._file = file
         self._lock_dir = lock_dir
         self._clients: dict[str, MCPClient] = {}
@@ -83,7 +86,7 @@ class MCPRegistry:
             if config.name in self._clients:
                 raise MCPExists(f"an MCP server named {config.name!r} is already registered")
             try:
-                client = _client_class().from_config(config, launcher=self._launcher)
+                client = self._factory(config)
                 await client.connect()
             except MCPError as exc:
                 raise MCPUnavailable(str(exc)) from exc
@@ -130,7 +133,7 @@ class MCPRegistry:
             await self._clients.pop(name).close()
         fresh = [config for name, config in configs.items() if name not in self._clients]
         async with asyncio.TaskGroup() as group:
-            tasks = {c.name: group.create_task(_open(c, self._launcher)) for c in fresh}
+            tasks = {c.name: group.create_task(_open(c, self._factory)) for c in fresh}
         for name, task in tasks.items():
             client, error = task.result()
             if client is not None:
@@ -186,14 +189,14 @@ def _parse(entries: list[Any]) -> tuple[dict[str, MCPClientConfig], dict[str, st
 
 
 async def _open(
-    config: MCPClientConfig, launcher: Launcher | None
+    config: MCPClientConfig, factory: ClientFactory
 ) -> tuple[MCPClient | None, str | None]:
     """A client for `config`, connected when stateful, and the connection error if any.
 
     A client whose connection failed is kept: its next use retries the connection.
     """
     try:
-        client = _client_class().from_config(config, launcher=launcher)
+        client = factory(config)
     except MCPError as exc:
         return None, str(exc)
     try:
@@ -201,10 +204,3 @@ async def _open(
     except MCPError as exc:
         return client, str(exc)
     return client, None
-
-
-def _client_class() -> type[MCPClient]:
-    # Imported on first use: the MCP SDK is slow to import and most sessions never need it.
-    from agent_core.mcp.client import MCPClient
-
-    return MCPClient

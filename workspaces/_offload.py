@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 from base64 import b64decode
+from collections.abc import Callable
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,22 @@ _NO_SESSION = "default"
 class OffloadStore:
     """Writes offloaded context and tool results, and stores binary payloads once each."""
 
-    def __init__(self, sessions_dir: Path, data_dir: Path) -> None:
-        """Write session files under `sessions_dir` and payloads under `data_dir`."""
+    def __init__(
+        self,
+        sessions_dir: Path,
+        data_dir: Path,
+        visible: Callable[[Path], Path] = lambda path: path,
+    ) -> None:
+        """Write session files under `sessions_dir` and payloads under `data_dir`.
+
+        Args:
+            sessions_dir: Where each session's files go.
+            data_dir: Where binary payloads go.
+            visible: How the agent's tools name a stored file (its URLs point there).
+        """
         self.sessions_dir = sessions_dir
         self.data_dir = data_dir
+        self.visible = visible
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of one session's offloaded files (not created)."""
@@ -100,7 +113,7 @@ class OffloadStore:
             return block
         media_type = block.source.media_type
         path = self.store_data(b64decode(block.source.data), media_type)
-        source = URLSource(url=path.as_uri(), media_type=media_type)
+        source = URLSource(url=self.visible(path).as_uri(), media_type=media_type)
         return block.model_copy(update={"source": source})
 
     def _externalized(self, msg: Msg) -> Msg:

@@ -11,7 +11,8 @@
     │   ├── MCPNotFound
     │   └── SkillNotFound
     ├── CorruptWorkspace         a file of the workspace layout cannot be read back
-    └── SandboxUnavailable       the sandbox cannot be set up here (no bubblewrap, ...)
+    ├── SandboxUnavailable       the sandbox cannot be set up here (no bubblewrap, ...)
+    └── DockerUnavailable        a Docker workspace cannot start (no daemon, no image, ...)
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -70,3 +71,7 @@ class SkillNotFound(WorkspaceItemNotFound):
 
 class SandboxUnavailable(WorkspaceError):
     """The sandbox cannot be set up here (bubblewrap missing or refused by the kernel)."""
+
+
+class DockerUnavailable(WorkspaceError):
+    """A Docker workspace cannot start: no daemon, a missing image, a container that fails."""

@@ -49,6 +49,10 @@ class LocalWorkspace(WorkspaceBase):
 
     `default_mcps` and `skill_paths` seed a brand-new directory on its first `initialize()`
     (no `.mcp` file / no `skills/` yet); afterwards the persisted state wins.
+
+    `host_workdir` is where the files are on this host; `workdir` is how the agent's tools
+    name that directory. They are the same here; a container backend presents its own path
+    (and overrides `_visible_path` / `_host_path` to translate).
     """
 
     def __init__(
@@ -70,15 +74,17 @@ class LocalWorkspace(WorkspaceBase):
             env: The whole environment of shell commands; None inherits this process's
                 (fine for a library; a service passes a scrubbed one).
         """
-        self.workdir = Path(os.path.abspath(Path(workdir).expanduser()))
-        self.workspace_id = workspace_id or self.workdir.name
+        self.host_workdir = Path(os.path.abspath(Path(workdir).expanduser()))
+        self.workdir = self.host_workdir
+        self.workspace_id = workspace_id or self.host_workdir.name
         self.default_mcps = list(default_mcps)
         self.skill_paths = [Path(p) for p in skill_paths]
         self.env = None if env is None else dict(env)
         self._runner = WorkspaceToolRunner(env=self.env)
-        self._mcps = MCPRegistry(self.workdir / MCP_FILE, self.workdir, self._mcp_launcher())
-        self._skills = SkillStore(self.workdir / SKILLS_DIR, self.workdir)
-        self._offload = OffloadStore(self.workdir / SESSIONS_DIR, self.workdir / DATA_DIR)
+        root = self.host_workdir
+        self._mcps = MCPRegistry(root / MCP_FILE, root, self._mcp_client)
+        self._skills = SkillStore(root / SKILLS_DIR, root)
+        self._offload = OffloadStore(root / SESSIONS_DIR, root / DATA_DIR, self._visible_path)
         self._open = False
 
     @property
@@ -99,9 +105,9 @@ class LocalWorkspace(WorkspaceBase):
         self._open = True
 
     def _prepare(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.host_workdir.mkdir(parents=True, exist_ok=True)
         for name in (DATA_DIR, SESSIONS_DIR):
-            (self.workdir / name).mkdir(exist_ok=True)
+            (self.host_workdir / name).mkdir(exist_ok=True)
         self._mcps.seed(self.default_mcps)
         self._skills.seed(self.skill_paths)
 
@@ -128,16 +134,40 @@ class LocalWorkspace(WorkspaceBase):
         if path.is_absolute():
             return Path(os.path.normpath(path))
         path = Path(os.path.normpath(self.workdir / path))
-        path.mkdir(parents=True, exist_ok=True)
+        host = self._host_path(path)
+        if host is not None:
+            host.mkdir(parents=True, exist_ok=True)
         return path
 
     def tool_executor(self) -> ToolExecutor:
         """Calls run in this process (shell commands get `env`)."""
         return self._runner
 
+    def _visible_path(self, host_path: Path) -> Path:
+        """How the agent's tools name a file of the workspace (here: as the host does)."""
+        return host_path
+
+    def _host_path(self, visible_path: Path) -> Path | None:
+        """Where a file the agent's tools name lies on this host (None: not on this host).
+
+        Here it is the same path.
+        """
+        return visible_path
+
     def _mcp_launcher(self) -> Launcher | None:
         """How stdio MCP servers are started (None: as configured, on the host)."""
         return None
+
+    def _mcp_client(self, config: MCPClientConfig) -> MCPClient:
+        """The client of a registered MCP server (not connected yet).
+
+        Raises:
+            MCPError: The configuration is invalid.
+        """
+        # Imported on first use: the MCP SDK is slow to import and most sessions never need it.
+        from agent_core.mcp.client import MCPClient
+
+        return MCPClient.from_config(config, launcher=self._mcp_launcher())
 
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """Bash, Read, Write, Edit, Glob and Grep, bound to `working_directory(cwd)`."""
@@ -160,14 +190,22 @@ class LocalWorkspace(WorkspaceBase):
         await self._mcps.remove(name)
 
     async def installed_skills(self) -> list[InstalledSkill]:
-        """The skills under `skills/`."""
+        """The skills under `skills/`, their directories named as the agent's tools see them."""
         self._check_open()
-        return await asyncio.to_thread(self._skills.installed)
+        installed = await asyncio.to_thread(self._skills.installed)
+        return [self._shown(entry) for entry in installed]
 
     async def add_skill(self, skill_path: str | Path) -> InstalledSkill:
         """Copy the skill directory to `skills/<name>/` and index its hash."""
         self._check_open()
-        return await asyncio.to_thread(self._skills.add, Path(skill_path))
+        return self._shown(await asyncio.to_thread(self._skills.add, Path(skill_path)))
+
+    def _shown(self, installed: InstalledSkill) -> InstalledSkill:
+        path = str(self._visible_path(Path(installed.skill.path)))
+        if path == installed.skill.path:
+            return installed
+        skill = installed.skill.model_copy(update={"path": path})
+        return installed.model_copy(update={"skill": skill})
 
     async def remove_skill(self, name: str) -> None:
         """Delete `skills/<name>/` and its index entry."""
@@ -177,14 +215,16 @@ class LocalWorkspace(WorkspaceBase):
     async def offload_context(self, session_id: str, msgs: list[Msg], **kwargs: Any) -> str:
         """Append `msgs` to `sessions/<session_id>/context.jsonl`; return its path."""
         self._check_open()
-        return str(await asyncio.to_thread(self._offload.context, session_id, msgs))
+        path = await asyncio.to_thread(self._offload.context, session_id, msgs)
+        return str(self._visible_path(path))
 
     async def offload_tool_result(
         self, session_id: str, tool_result: ToolResultBlock, **kwargs: Any
     ) -> str:
         """Write `sessions/<session_id>/tool_result-<id>.txt`; return its path."""
         self._check_open()
-        return str(await asyncio.to_thread(self._offload.tool_result, session_id, tool_result))
+        path = await asyncio.to_thread(self._offload.tool_result, session_id, tool_result)
+        return str(self._visible_path(path))
 
     async def clear_session(self, session_id: str) -> None:
         """Delete `sessions/<session_id>/`."""

@@ -214,16 +214,20 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
     def _entry(self, key: WorkspaceKey) -> _Entry:
         entry = self._entries.get(key)
         if entry is None:
-            workspace = self._factory(
-                self.workdir(key),
-                key.workspace_id,
-                default_mcps=self.default_mcps,
-                skill_paths=self.skill_paths,
-            )
+            workspace = self._new_workspace(key)
             task = asyncio.create_task(_opened(workspace), name=f"workspace-open:{key}")
             entry = _Entry(opening=task, last_used=self._clock())
             self._entries[key] = entry
         return entry
+
+    def _new_workspace(self, key: WorkspaceKey) -> WorkspaceBase:
+        """The (unopened) workspace of `key`."""
+        return LocalWorkspace(
+            self.workdir(key),
+            key.workspace_id,
+            default_mcps=self.default_mcps,
+            skill_paths=self.skill_paths,
+        )
 
     async def _acquire(self, key: WorkspaceKey) -> WorkspaceBase:
         entry = self._entry(key)

@@ -11,13 +11,12 @@ can be created, for the whole workspace (memory, processes).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_core.mcp import MCPClientConfig
 from agent_core.mcp.client import Launcher
@@ -30,34 +29,17 @@ from workspaces._cgroups import CgroupBudget
 from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
 from workspaces.errors import SandboxUnavailable
+from workspaces.limits import MiB, WorkspaceLimits
 from workspaces.local import LocalWorkspace
-from workspaces.toolhost import ToolHostProcess
+from workspaces.toolhost import ToolHostProcess, toolhost_command
 
 log = logging.getLogger(__name__)
 
-MiB = 1024 * 1024
 
-
-class SandboxPolicy(BaseModel):
+class SandboxPolicy(WorkspaceLimits):
     """What a sandboxed workspace may use."""
 
-    model_config = ConfigDict(extra="forbid")
-
     network: bool = Field(default=False, description="Give tools the host's network.")
-    memory_bytes: int = Field(
-        default=2048 * MiB,
-        gt=0,
-        description="Memory of the whole workspace (cgroup) and of each process (address space).",
-    )
-    max_processes: int = Field(
-        default=256, gt=8, description="Processes the workspace may run at once."
-    )
-    cpu_seconds: int = Field(default=900, gt=0, description="CPU seconds per shell command.")
-    file_bytes: int = Field(default=1024 * MiB, gt=0, description="Largest file a tool writes.")
-    open_files: int = Field(default=1024, gt=16, description="Open files per process.")
-    tmp_bytes: int = Field(
-        default=256 * MiB, gt=0, description="Size of the private /tmp (and of /dev/shm)."
-    )
     disk_bytes: int = Field(
         default=4096 * MiB,
         gt=0,
@@ -125,12 +107,12 @@ class SandboxWorkspace(LocalWorkspace):
         }
         if self._budget is None:
             limits["nproc"] = policy.max_processes
-        command = [sys.executable, "-m", "workspaces.toolhost"]
-        for name, value in limits.items():
-            command += ["--limit", f"{name}={value}"]
-        command += ["--child-limit", f"cpu={policy.cpu_seconds}"]
-        command += ["--agent-env", json.dumps(self.env)]
-        return command
+        return toolhost_command(
+            sys.executable,
+            agent_env=agent_environment(str(self.workdir)),
+            limits=limits,
+            child_limits={"cpu": policy.cpu_seconds},
+        )
 
     def _argv(
         self, command: Sequence[str], cwd: str, extra_env: dict[str, str] | None = None

@@ -39,7 +39,7 @@ class ToolInvocation(BaseModel):
 
 
 class ToolOutput(BaseModel):
-    """One frame of a delegated call: an output chunk, or the caller's tool state afterwards."""
+    """One frame of a delegated call: an output chunk, the caller's tool state after it, or both."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -59,8 +59,9 @@ class ToolExecutor(Protocol):
     def execute(self, invocation: ToolInvocation) -> AsyncGenerator[ToolOutput, None]:
         """Run one call, streaming its output.
 
-        The stream holds the tool's chunks (the last one final) and, for a call that carried
-        a `tool_context`, a frame with the updated tool state. A call that cannot run (the
-        workspace is gone, its process died) ends with a final ERROR chunk saying why.
+        The stream holds the tool's chunks (the last one final). For a call that carried a
+        `tool_context`, the updated tool state rides on the final chunk's frame, since callers
+        stop reading at the final chunk. A call that cannot run (the workspace is gone, its
+        process died) ends with a final ERROR chunk saying why.
         """
         ...

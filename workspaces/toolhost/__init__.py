@@ -1,10 +1,25 @@
 """The tool host: a process that runs a workspace's built-in tool calls inside its boundary.
 
-`ToolHostProcess` (the workspace side) starts it with a backend's command line (under
-bubblewrap, inside a container, ...) and is the `ToolExecutor` the workspace's tools are bound
-to; `python -m workspaces.toolhost` is the process itself.
+`ToolHost` (the workspace side) starts it through a backend's channel opener and is the
+`ToolExecutor` the workspace's tools are bound to: `ToolHostProcess` starts it as a local
+subprocess (under bubblewrap, ...), a container backend over `docker exec`;
+`python -m workspaces.toolhost` is the process itself.
 """
 
-from workspaces.toolhost.client import ToolHostProcess
+from workspaces.toolhost.client import (
+    ChannelOpener,
+    SubprocessChannel,
+    ToolHost,
+    ToolHostChannel,
+    ToolHostProcess,
+    toolhost_command,
+)
 
-__all__ = ["ToolHostProcess"]
+__all__ = [
+    "ChannelOpener",
+    "SubprocessChannel",
+    "ToolHost",
+    "ToolHostChannel",
+    "ToolHostProcess",
+    "toolhost_command",
+]

@@ -1,13 +1,20 @@
-"""`ToolHostProcess`: starts a workspace's tool host and is the `ToolExecutor` for its tools."""
+"""The workspace side of the tool host: `ToolHost` is the `ToolExecutor` of a workspace's tools.
+
+The tool host process runs wherever the workspace lives; `ToolHost` reaches it through a
+`ToolHostChannel` (its stdin, stdout and stderr) that an opener starts on demand: a local
+subprocess (`ToolHostProcess`, e.g. under bubblewrap) or a `docker exec` attached stream.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import collections
 import contextlib
+import json
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
@@ -24,9 +31,128 @@ from workspaces.toolhost.protocol import (
 log = logging.getLogger(__name__)
 
 _STDERR_LINES = 20
+# How long a stopping tool host may take to exit after its stdin closed.
+_STOP_GRACE = 2.0
 
 
-@dataclass(frozen=True)
+class ToolHostChannel(Protocol):
+    """A running tool host process, as its workspace side sees it."""
+
+    @property
+    def pid(self) -> int | None:
+        """Its process id where the caller can signal it, if known."""
+        ...
+
+    async def write(self, data: bytes) -> None:
+        """Write to its stdin (raises `ConnectionError` or `RuntimeError` once it is gone)."""
+        ...
+
+    async def readline(self) -> bytes:
+        """The next line of its stdout, b"" at the end.
+
+        Raises:
+            ValueError: A line is longer than `MAX_LINE`.
+        """
+        ...
+
+    async def read_stderr_line(self) -> bytes:
+        """The next line of its stderr, b"" at the end."""
+        ...
+
+    async def close_input(self) -> None:
+        """Close its stdin (the tool host exits when its stdin ends)."""
+        ...
+
+    async def kill(self) -> None:
+        """Stop it now, as far as the transport can."""
+        ...
+
+    async def wait(self) -> str:
+        """Wait until it has ended; say how (e.g. `exit code 1`)."""
+        ...
+
+
+ChannelOpener = Callable[[], Awaitable[ToolHostChannel]]
+"""Starts a tool host process and returns its channel.
+
+Raises:
+    WorkspaceError: The process cannot be started.
+"""
+
+
+class SubprocessChannel:
+    """A tool host running as a local subprocess."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def start(
+        cls, argv: Sequence[str], env: Mapping[str, str], cwd: str | None
+    ) -> SubprocessChannel:
+        """Start `argv` in its own session with piped stdio.
+
+        Raises:
+            WorkspaceError: The program cannot be started.
+        """
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                env=dict(env),
+                cwd=cwd,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                limit=MAX_LINE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise WorkspaceError(f"cannot start the tool host {argv[0]!r}: {exc}") from exc
+        return cls(process)
+
+    @property
+    def pid(self) -> int | None:
+        """The subprocess's pid."""
+        return self.process.pid
+
+    async def write(self, data: bytes) -> None:
+        """Write to the subprocess's stdin."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        stdin.write(data)
+        await stdin.drain()
+
+    async def readline(self) -> bytes:
+        """The next stdout line."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            return await stdout.readline()
+        except asyncio.LimitOverrunError as exc:
+            raise ValueError(f"a frame exceeds {MAX_LINE} bytes") from exc
+
+    async def read_stderr_line(self) -> bytes:
+        """The next stderr line."""
+        stderr = self.process.stderr
+        assert stderr is not None
+        return await stderr.readline()
+
+    async def close_input(self) -> None:
+        """Close the subprocess's stdin."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+
+    async def kill(self) -> None:
+        """SIGKILL the subprocess."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+
+    async def wait(self) -> str:
+        """Wait for the exit; return `exit code N`."""
+        return f"exit code {await self.process.wait()}"
+
+
+@dataclass
 class _Exited:
     """The process ended while a call was waiting for frames."""
 
@@ -38,7 +164,7 @@ _Item = OutputReply | EndReply | _Exited
 
 @dataclass
 class _Connection:
-    process: asyncio.subprocess.Process
+    channel: ToolHostChannel
     calls: dict[str, asyncio.Queue[_Item]] = field(default_factory=dict)
     stderr: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=_STDERR_LINES)
@@ -48,48 +174,49 @@ class _Connection:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def send(self, frame: CallRequest | CancelRequest) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
         async with self.lock:
-            stdin.write(frame.model_dump_json().encode() + b"\n")
-            await stdin.drain()
+            await self.channel.write(frame.model_dump_json().encode() + b"\n")
 
 
-class ToolHostProcess:
-    """One tool host process per workspace, started on first use and restarted after a death.
+class ToolHost:
+    """One tool host per workspace, started on first use and restarted after a death.
 
-    Calls are multiplexed over the process's stdin/stdout. When the process dies, the calls
+    Calls are multiplexed over the channel's stdin/stdout. When the process dies, the calls
     in flight end with an ERROR result saying so and the next call starts a new process.
     """
 
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str],
-        cwd: str | None = None,
-    ) -> None:
-        """Describe the process; nothing starts until the first call.
+    def __init__(self, opener: ChannelOpener) -> None:
+        """Describe the tool host; nothing starts until the first call.
 
         Args:
-            argv: The whole command line (e.g. `bwrap ... python -m workspaces.toolhost`).
-            env: The process's whole environment.
-            cwd: Where it starts.
+            opener: Starts the process and returns its channel.
         """
-        self.argv = list(argv)
-        self.env = dict(env)
-        self.cwd = cwd
+        self._opener = opener
         self._connection: _Connection | None = None
         self._starting = asyncio.Lock()
         self._closed = False
 
     @property
     def pid(self) -> int | None:
-        """The live process's pid, if one runs."""
+        """The live process's pid, if one runs and the transport knows it."""
         connection = self._connection
         if connection is None or connection.exit_reason is not None:
             return None
-        return connection.process.pid
+        return connection.channel.pid
+
+    @property
+    def is_running(self) -> bool:
+        """Whether a tool host process is up (started and not known to have ended)."""
+        connection = self._connection
+        return connection is not None and connection.exit_reason is None
+
+    async def start(self) -> None:
+        """Start the process now rather than on the first call (a no-op when it runs).
+
+        Raises:
+            WorkspaceError: The process cannot be started.
+        """
+        await self._connect()
 
     async def _connect(self) -> _Connection:
         async with self._starting:
@@ -98,20 +225,7 @@ class ToolHostProcess:
                 return connection
             if self._closed:
                 raise WorkspaceError("the workspace's tool host is closed")
-            try:
-                process = await asyncio.create_subprocess_exec(
-                    *self.argv,
-                    env=self.env,
-                    cwd=self.cwd,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    limit=MAX_LINE,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise WorkspaceError(f"cannot start the tool host {self.argv[0]!r}: {exc}") from exc
-            connection = _Connection(process)
+            connection = _Connection(await self._opener())
             loop = asyncio.get_running_loop()
             connection.tasks = [
                 loop.create_task(self._read_replies(connection)),
@@ -121,33 +235,29 @@ class ToolHostProcess:
             return connection
 
     async def _read_stderr(self, connection: _Connection) -> None:
-        stderr = connection.process.stderr
-        assert stderr is not None
-        while line := await stderr.readline():
+        while line := await connection.channel.read_stderr_line():
             text = line.decode(errors="replace").rstrip()
             connection.stderr.append(text)
-            log.debug("tool host %d: %s", connection.process.pid, text)
+            log.debug("tool host %s: %s", connection.channel.pid, text)
 
     async def _read_replies(self, connection: _Connection) -> None:
-        stdout = connection.process.stdout
-        assert stdout is not None
+        channel = connection.channel
         stopped = ""
         try:
-            while line := await stdout.readline():
+            while line := await channel.readline():
                 reply = REPLIES.validate_json(line)
                 queue = connection.calls.get(reply.call_id)
                 if queue is not None:
                     queue.put_nowait(reply)
-        except (ValueError, asyncio.LimitOverrunError) as exc:
+        except ValueError as exc:
             log.error("tool host sent a malformed frame: %s", exc)
             stopped = "stopped after a malformed frame, "
-            with contextlib.suppress(ProcessLookupError):
-                connection.process.kill()
-        code = await connection.process.wait()
+            await channel.kill()
+        how = await channel.wait()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(asyncio.shield(connection.tasks[1]), timeout=1)
         tail = "; ".join(list(connection.stderr)[-3:])
-        connection.exit_reason = f"{stopped}exit code {code}" + (f": {tail}" if tail else "")
+        connection.exit_reason = stopped + how + (f": {tail}" if tail else "")
         for queue in connection.calls.values():
             queue.put_nowait(_Exited(connection.exit_reason))
 
@@ -204,17 +314,64 @@ class ToolHostProcess:
         await self.restart()
 
 
+class ToolHostProcess(ToolHost):
+    """A tool host started as a local subprocess from a command line."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+    ) -> None:
+        """Describe the process; nothing starts until the first call.
+
+        Args:
+            argv: The whole command line (e.g. `bwrap ... python -m workspaces.toolhost`).
+            env: The process's whole environment.
+            cwd: Where it starts.
+        """
+        self.argv = list(argv)
+        self.env = dict(env)
+        self.cwd = cwd
+        super().__init__(self._start)
+
+    async def _start(self) -> ToolHostChannel:
+        return await SubprocessChannel.start(self.argv, self.env, self.cwd)
+
+
 async def _stop(connection: _Connection) -> None:
-    process = connection.process
-    if process.returncode is None:
-        if process.stdin is not None:
-            process.stdin.close()
+    reader = connection.tasks[0]
+    if not reader.done():
+        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+            await connection.channel.close_input()
         try:
-            await asyncio.wait_for(process.wait(), timeout=2)
+            await asyncio.wait_for(asyncio.shield(reader), timeout=_STOP_GRACE)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            await connection.channel.kill()
     for task in connection.tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def toolhost_command(
+    python: str,
+    *,
+    agent_env: Mapping[str, str],
+    limits: Mapping[str, int] | None = None,
+    child_limits: Mapping[str, int] | None = None,
+) -> list[str]:
+    """The command line of a tool host run by `python` (see `python -m workspaces.toolhost`).
+
+    Args:
+        python: The interpreter, as named where the tool host runs.
+        agent_env: The whole environment of the shell commands it starts.
+        limits: Resource limits of the tool host itself, by name (`as`, `nproc`, ...).
+        child_limits: Resource limits of each shell command, by name (`cpu`, ...).
+    """
+    command = [python, "-m", "workspaces.toolhost"]
+    for name, value in (limits or {}).items():
+        command += ["--limit", f"{name}={value}"]
+    for name, value in (child_limits or {}).items():
+        command += ["--child-limit", f"{name}={value}"]
+    return [*command, "--agent-env", json.dumps(dict(agent_env))]

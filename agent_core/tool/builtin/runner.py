@@ -97,9 +97,12 @@ class WorkspaceToolRunner:
         stream = tool(**arguments)
         async with contextlib.aclosing(stream):
             async for chunk in stream:
-                yield ToolOutput(chunk=chunk)
                 if chunk.is_final:
-                    break
+                    # The new tool state rides on the final frame: a caller stops reading there.
+                    context = None if state is None else state.tool_context
+                    yield ToolOutput(chunk=chunk, tool_context=context)
+                    return
+                yield ToolOutput(chunk=chunk)
         if state is not None:
             yield ToolOutput(tool_context=state.tool_context)
 

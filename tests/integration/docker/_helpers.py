@@ -1,0 +1,32 @@
+"""Looking into a Docker workspace's container from the daemon's side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiodocker
+from aiodocker.exceptions import DockerError
+
+
+async def container_exists(docker_url: str, container_id: str) -> bool:
+    """Whether the daemon still has the container."""
+    docker = aiodocker.Docker(url=docker_url)
+    try:
+        await docker.containers.get(container_id)
+    except DockerError as exc:
+        if exc.status == 404:
+            return False
+        raise
+    finally:
+        await docker.close()
+    return True
+
+
+async def inspect(docker_url: str, container_id: str) -> dict[str, Any]:
+    """The daemon's description of the container."""
+    docker = aiodocker.Docker(url=docker_url)
+    try:
+        container = await docker.containers.get(container_id)
+        return dict(container._container)
+    finally:
+        await docker.close()

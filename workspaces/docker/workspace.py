@@ -1,0 +1,405 @@
+"""`DockerWorkspace`: a workspace whose tools and MCP servers run in a Docker container.
+
+The host directory `host_workdir` is bind-mounted at `/workspace`, the only writable place
+besides a private `/tmp`: the container has a read-only root, no capabilities, no network
+(by default), and cgroup limits on memory, processes and CPU. The agent sees container paths
+only: `workdir`, working directories, offloaded files and skills are named under `/workspace`,
+so that what the model reads, what the permission checks compare and what the tools open
+agree (the host's layout never reaches the model). The bookkeeping (`.mcp`, skills, offloads)
+stays host-side on the same files, as in `LocalWorkspace`.
+
+Inside the container run two processes started with `docker exec`: the tool host (`python -m
+workspaces.toolhost`, spoken to over the exec's attached stdio) running the built-in tools,
+and the MCP gateway (`python -m workspaces.gateway.app`) owning the MCP servers. The gateway
+listens on a unix socket in a private host directory bind-mounted at `/run/troupe`: with no
+network there is no port to publish, and a socket costs one connection per request where
+relaying through `docker exec` would cost a process per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiodocker
+import aiohttp
+from aiodocker.containers import DockerContainer
+from aiodocker.exceptions import DockerError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_core.errors import MCPError
+from agent_core.mcp import MCPClient, MCPClientConfig
+from agent_core.tool import ToolBase
+from agent_core.tool.builtin.runner import workspace_tools
+from agent_core.tool.execution import ToolExecutor
+from workspaces._env import agent_environment
+from workspaces.docker._exec import ExecChannel
+from workspaces.errors import DockerUnavailable, WorkspaceClosed, WorkspaceError
+from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
+from workspaces.gateway.protocol import SOCKET_NAME
+from workspaces.limits import WorkspaceLimits
+from workspaces.local import LocalWorkspace
+from workspaces.toolhost import ToolHost, ToolHostChannel, toolhost_command
+
+log = logging.getLogger(__name__)
+
+CONTAINER_WORKDIR = Path("/workspace")
+"""Where the workspace directory is mounted in the container, and how the agent names it."""
+
+RUNTIME_DIR = "/run/troupe"
+"""Where the gateway's socket directory is mounted in the container."""
+
+DEFAULT_IMAGE = "troupe-workspace:latest"
+"""The image built from `workspaces/docker/Dockerfile`."""
+
+_GATEWAY_START_TIMEOUT = 60.0
+# The status aiodocker gives a request that never reached the daemon.
+_UNREACHABLE = 900
+_GATEWAY_LOG_LINES = 20
+
+
+class ReadOnlyMount(BaseModel):
+    """A host directory shown read-only in the container."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="The absolute host path.")
+    target: str = Field(description="The absolute path in the container.")
+
+    @field_validator("source", "target")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/") or ":" in value:
+            raise ValueError("must be an absolute path without ':'")
+        return value
+
+
+class DockerPolicy(WorkspaceLimits):
+    """What a Docker workspace's container may use."""
+
+    network: str = Field(
+        default="none",
+        description="The container's network: `none`, or a Docker network to join (e.g. "
+        "`bridge`); the host's network and other containers' are refused.",
+    )
+    cpus: float = Field(default=1.0, gt=0, description="CPU cores the container may use.")
+
+    @field_validator("network")
+    @classmethod
+    def _own_network(cls, value: str) -> str:
+        if value == "host" or value.startswith("container:"):
+            raise ValueError(f"network {value!r} would share another namespace")
+        return value
+
+
+def container_config(
+    *,
+    image: str,
+    workspace_id: str,
+    host_workdir: Path,
+    runtime_dir: Path,
+    user: str,
+    env: dict[str, str],
+    policy: DockerPolicy,
+    mounts: Sequence[ReadOnlyMount],
+) -> dict[str, Any]:
+    """The Docker API's container-create body for a workspace.
+
+    Args:
+        image: The image (Python >= 3.11 with Troupe installed).
+        workspace_id: Labels the container.
+        host_workdir: Mounted read-write at `/workspace`.
+        runtime_dir: Mounted read-write at `/run/troupe` (the gateway's socket).
+        user: `uid:gid` of every process in the container.
+        env: The container's whole environment (over the image's).
+        policy: Network and limits.
+        mounts: Extra read-only mounts.
+    """
+    binds = [
+        f"{host_workdir}:{CONTAINER_WORKDIR}:rw",
+        f"{runtime_dir}:{RUNTIME_DIR}:rw",
+        *(f"{m.source}:{m.target}:ro" for m in mounts),
+    ]
+    ulimits = [
+        {"Name": "nofile", "Soft": policy.open_files, "Hard": policy.open_files},
+        {"Name": "fsize", "Soft": policy.file_bytes, "Hard": policy.file_bytes},
+    ]
+    return {
+        "Image": image,
+        "Cmd": ["sleep", "infinity"],
+        "WorkingDir": str(CONTAINER_WORKDIR),
+        "User": user,
+        "Env": [f"{key}={value}" for key, value in env.items()],
+        "Labels": {"troupe.workspace": workspace_id},
+        "HostConfig": {
+            "Binds": binds,
+            "NetworkMode": policy.network,
+            "Memory": policy.memory_bytes,
+            "MemorySwap": policy.memory_bytes,
+            "PidsLimit": policy.max_processes,
+            "NanoCpus": int(policy.cpus * 1e9),
+            "Ulimits": ulimits,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "ReadonlyRootfs": True,
+            "Tmpfs": {"/tmp": f"rw,nosuid,nodev,size={policy.tmp_bytes}"},
+            "Init": True,
+        },
+    }
+
+
+class DockerWorkspace(LocalWorkspace):
+    """A workspace directory whose tools and MCP servers run in its own Docker container.
+
+    Without a `workdir` the workspace is ephemeral: its files live in a private host
+    directory that `close()` deletes with the container.
+    """
+
+    env: dict[str, str]
+    """The environment of everything that runs in the container."""
+
+    def __init__(
+        self,
+        workdir: str | Path | None = None,
+        workspace_id: str | None = None,
+        *,
+        default_mcps: Sequence[MCPClientConfig] = (),
+        skill_paths: Sequence[str | Path] = (),
+        policy: DockerPolicy | None = None,
+        image: str = DEFAULT_IMAGE,
+        python: str = "python3",
+        mounts: Sequence[ReadOnlyMount] = (),
+        docker_url: str | None = None,
+        user: str | None = None,
+    ) -> None:
+        """Describe the workspace; nothing is touched until `initialize()`.
+
+        Args:
+            workdir: The host directory mounted at `/workspace` (created if missing); None
+                for an ephemeral workspace.
+            workspace_id: Its identifier (default: the directory's name, or a fresh one).
+            default_mcps: MCP servers registered in a brand-new workspace.
+            skill_paths: Skill directories installed in a brand-new workspace.
+            policy: Network and limits (default: `DockerPolicy()`).
+            image: The container image: Python >= 3.11 with Troupe installed.
+            python: The interpreter in the image that runs the tool host and the gateway.
+            mounts: Extra host directories shown read-only in the container.
+            docker_url: The Docker daemon (default: `DOCKER_HOST` or the local socket).
+            user: `uid:gid` in the container (default: this process's, so that files in
+                `workdir` stay owned by it).
+        """
+        self.ephemeral = workdir is None
+        if workdir is None:
+            workdir = Path(tempfile.gettempdir()) / f"troupe-workspace-{uuid.uuid4().hex}"
+        super().__init__(workdir, workspace_id, default_mcps=default_mcps, skill_paths=skill_paths)
+        self.workdir = CONTAINER_WORKDIR
+        self.policy = policy or DockerPolicy()
+        self.image = image
+        self.python = python
+        self.mounts = list(mounts)
+        self.docker_url = docker_url
+        self.user = user or f"{os.getuid()}:{os.getgid()}"
+        self.env = agent_environment(str(CONTAINER_WORKDIR))
+        self.isolation_notes: list[str] = []
+        self.start_seconds: float | None = None
+        """How long the last `initialize()` took (container and gateway up, MCPs synced)."""
+        self._docker: aiodocker.Docker | None = None
+        self._container: DockerContainer | None = None
+        self._runtime_dir: Path | None = None
+        self._gateway: GatewayConnection | None = None
+        self._gateway_process: ExecChannel | None = None
+        self._gateway_log: collections.deque[str] = collections.deque(maxlen=_GATEWAY_LOG_LINES)
+        self._gateway_drain: asyncio.Task[None] | None = None
+        self._tool_host: ToolHost | None = None
+
+    @property
+    def container_id(self) -> str | None:
+        """The running container's id, while the workspace is open."""
+        return None if self._container is None else self._container.id
+
+    async def initialize(self) -> None:
+        """Start the container and its gateway, then open the workspace as `LocalWorkspace` does.
+
+        Raises:
+            DockerUnavailable: The daemon cannot be reached, the image is missing, or the
+                container or its gateway fails to start.
+            CorruptWorkspace: `.mcp` is not a JSON array.
+        """
+        if self.is_open:
+            return
+        started = time.monotonic()
+        try:
+            await self._start_container()
+            self._tool_host = ToolHost(self._open_tool_host)
+            # Started now, it loads while the gateway does: the first tool call needs no wait.
+            try:
+                await self._tool_host.start()
+            except WorkspaceError as exc:
+                raise DockerUnavailable(f"cannot start the tool host: {exc}") from exc
+            await self._start_gateway()
+            await super().initialize()
+        except BaseException:
+            await self._teardown()
+            raise
+        self.start_seconds = time.monotonic() - started
+
+    async def _start_container(self) -> None:
+        self._runtime_dir = await asyncio.to_thread(self._make_dirs)
+        config = container_config(
+            image=self.image,
+            workspace_id=self.workspace_id,
+            host_workdir=self.host_workdir,
+            runtime_dir=self._runtime_dir,
+            user=self.user,
+            env=self.env,
+            policy=self.policy,
+            mounts=self.mounts,
+        )
+        name = f"troupe-ws-{re.sub(r'[^A-Za-z0-9_.-]', '-', self.workspace_id)[:40]}-"
+        name += uuid.uuid4().hex[:8]
+        try:
+            self._docker = aiodocker.Docker(url=self.docker_url)
+            self._container = await self._docker.containers.create(config, name=name)
+            await self._container.start()
+        except DockerError as exc:
+            if exc.status == _UNREACHABLE:
+                raise DockerUnavailable(f"cannot reach the Docker daemon: {exc.message}") from exc
+            raise DockerUnavailable(
+                f"cannot start a container from image {self.image!r}: {exc.message}"
+            ) from exc
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise DockerUnavailable(f"cannot reach the Docker daemon: {exc}") from exc
+
+    def _make_dirs(self) -> Path:
+        self.host_workdir.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="troupe-gw-"))
+
+    async def _start_gateway(self) -> None:
+        container, runtime_dir = self._container, self._runtime_dir
+        assert container is not None
+        assert runtime_dir is not None
+        token = secrets.token_urlsafe(32)
+        argv = [self.python, "-m", "workspaces.gateway.app", "--socket"]
+        argv.append(f"{RUNTIME_DIR}/{SOCKET_NAME}")
+        try:
+            process = await ExecChannel.start(
+                container, argv, workdir=str(CONTAINER_WORKDIR), user=self.user
+            )
+        except WorkspaceError as exc:
+            raise DockerUnavailable(str(exc)) from exc
+        self._gateway_process = process
+        self._gateway_drain = asyncio.create_task(self._drain_gateway(process))
+        await process.write(token.encode() + b"\n")
+        self._gateway = GatewayConnection(runtime_dir / SOCKET_NAME, token)
+        deadline = asyncio.get_running_loop().time() + _GATEWAY_START_TIMEOUT
+        while not await self._gateway.health():
+            if self._gateway_drain.done() or asyncio.get_running_loop().time() > deadline:
+                tail = "; ".join(self._gateway_log) or "no output"
+                raise DockerUnavailable(f"the workspace's MCP gateway did not start: {tail}")
+            await asyncio.sleep(0.05)
+
+    async def _drain_gateway(self, process: ExecChannel) -> None:
+        """Keep the gateway's output flowing (its last lines explain a failure)."""
+
+        async def lines(read: Any) -> None:
+            while line := await read():
+                text = line.decode(errors="replace").rstrip()
+                self._gateway_log.append(text)
+                log.debug("gateway of %s: %s", self.workspace_id, text)
+
+        await asyncio.gather(lines(process.readline), lines(process.read_stderr_line))
+
+    async def _open_tool_host(self) -> ToolHostChannel:
+        if self._container is None:
+            raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
+        argv = toolhost_command(
+            self.python, agent_env=self.env, child_limits={"cpu": self.policy.cpu_seconds}
+        )
+        return await ExecChannel.start(
+            self._container, argv, workdir=str(CONTAINER_WORKDIR), user=self.user
+        )
+
+    def _mcp_client(self, config: MCPClientConfig) -> MCPClient:
+        """A client of the server as the workspace's gateway runs it."""
+        if self._gateway is None:
+            raise MCPError(f"workspace {self.workspace_id!r} has no running MCP gateway")
+        return GatewayMCPClient(config, self._gateway)
+
+    def _visible_path(self, host_path: Path) -> Path:
+        """The container path of a file under `host_workdir`."""
+        try:
+            return self.workdir / host_path.relative_to(self.host_workdir)
+        except ValueError:
+            return host_path
+
+    def _host_path(self, visible_path: Path) -> Path | None:
+        """The host path of a container path under `/workspace` (None elsewhere)."""
+        try:
+            return self.host_workdir / visible_path.relative_to(self.workdir)
+        except ValueError:
+            return None
+
+    def tool_executor(self) -> ToolExecutor:
+        """Calls run in the container's tool host.
+
+        Raises:
+            WorkspaceClosed: The workspace is not open.
+        """
+        host = self._tool_host
+        if host is None:
+            raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
+        return host
+
+    def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
+        """The built-in tools bound to `working_directory(cwd)`, run inside the container."""
+        where = self.working_directory(cwd)
+        return [tool.bind(self.tool_executor()) for tool in workspace_tools(where)]
+
+    async def close(self) -> None:
+        """Disconnect the MCP servers, then remove the container (and an ephemeral directory)."""
+        await super().close()
+        await self._teardown()
+
+    async def _teardown(self) -> None:
+        """Release whatever `initialize()` started; never raises."""
+        tool_host, self._tool_host = self._tool_host, None
+        if tool_host is not None:
+            await tool_host.aclose()
+        gateway, self._gateway = self._gateway, None
+        if gateway is not None:
+            await gateway.aclose()
+        process, self._gateway_process = self._gateway_process, None
+        if process is not None:
+            await process.aclose()
+        drain, self._gateway_drain = self._gateway_drain, None
+        if drain is not None:
+            drain.cancel()
+            await asyncio.gather(drain, return_exceptions=True)
+        container, self._container = self._container, None
+        if container is not None:
+            with contextlib.suppress(DockerError, aiohttp.ClientError):
+                await container.delete(force=True, v=True)
+        docker, self._docker = self._docker, None
+        if docker is not None:
+            await docker.close()
+        runtime_dir, self._runtime_dir = self._runtime_dir, None
+        if runtime_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, runtime_dir, True)
+        if self.ephemeral:
+            await asyncio.to_thread(shutil.rmtree, self.host_workdir, True)
+
+    def __repr__(self) -> str:
+        where = "ephemeral" if self.ephemeral else repr(str(self.host_workdir))
+        return f"DockerWorkspace({where}, workspace_id={self.workspace_id!r})"
