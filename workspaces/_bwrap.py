@@ -81,6 +81,7 @@ def bwrap_argv(
     network: bool = False,
     tmp_bytes: int = 256 * 1024 * 1024,
     readonly: Sequence[str] = (),
+    protected: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line running `command` in the workspace's sandbox.
 
@@ -92,6 +93,9 @@ def bwrap_argv(
         network: Share the host's network (default: a private namespace with no interfaces).
         tmp_bytes: Size of the private `/tmp` (and, separately, of `/dev/shm`).
         readonly: More host paths to show read-only (e.g. a Python installation).
+        protected: Paths inside `workdir` shown read-only (the workspace's own bookkeeping,
+            which the server reads and writes: the agent must not plant files or symlinks
+            there). Missing ones are skipped.
     """
     bwrap = bwrap_path() or "bwrap"
     argv = [bwrap, "--die-with-parent", "--new-session"]
@@ -113,7 +117,10 @@ def bwrap_argv(
     argv += ["--size", str(tmp_bytes), "--tmpfs", "/tmp"]
     for path in readonly:
         argv += ["--ro-bind", path, path]
-    argv += ["--bind", workdir, workdir, "--chdir", cwd or workdir]
+    argv += ["--bind", workdir, workdir]
+    for path in protected:
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--chdir", cwd or workdir]
     # Last, once every mount point exists: what is left writable is /tmp, /dev/shm, the workspace.
     argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     argv.append("--clearenv")

@@ -42,6 +42,8 @@ MCP_FILE = ".mcp"
 DATA_DIR = "data"
 SKILLS_DIR = "skills"
 SESSIONS_DIR = "sessions"
+BOOKKEEPING = (MCP_FILE, DATA_DIR, SKILLS_DIR, SESSIONS_DIR)
+"""What the workspace itself keeps in `workdir`: isolating backends show it read-only to tools."""
 
 
 class LocalWorkspace(WorkspaceBase):

@@ -30,7 +30,7 @@ from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
 from workspaces.errors import SandboxUnavailable
 from workspaces.limits import MiB, WorkspaceLimits
-from workspaces.local import LocalWorkspace
+from workspaces.local import BOOKKEEPING, LocalWorkspace
 from workspaces.toolhost import ToolHostProcess, toolhost_command
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ class SandboxWorkspace(LocalWorkspace):
             network=self.policy.network,
             tmp_bytes=self.policy.tmp_bytes,
             readonly=python_dirs(),
+            protected=[str(self.workdir / name) for name in BOOKKEEPING],
         )
         return argv if self._budget is None else self._budget.wrap(argv)
 
@@ -156,7 +157,20 @@ class SandboxWorkspace(LocalWorkspace):
             self.isolation_notes = [note]
             log.warning("workspace %s: %s", self.workspace_id, note)
         self._host = self._tool_host()
+        await asyncio.to_thread(self._unplant)
         await super().initialize()
+
+    def _unplant(self) -> None:
+        """Remove symlinks standing in for the workspace's bookkeeping (planted unsandboxed).
+
+        They are bound read-only into the sandbox, and a bind follows a symlink: one pointing
+        elsewhere would show that place to the tools.
+        """
+        for name in BOOKKEEPING:
+            path = self.host_workdir / name
+            if path.is_symlink():
+                log.warning("workspace %s: removing planted symlink %s", self.workspace_id, path)
+                path.unlink()
 
     def tool_executor(self) -> ToolExecutor:
         """Calls run in the sandbox's tool host."""

@@ -570,14 +570,11 @@ async def test_scratch_space_is_bounded(scene: Scene, where: str) -> None:
 
 
 @probes(Isolation.FILES)
-@pytest.mark.xfail(
-    strict=True,
-    reason="known escape: the workspace's host-side bookkeeping (offloads under sessions/) "
-    "follows symlinks the agent plants in its workspace",
-)
 async def test_offloading_does_not_follow_planted_symlinks(scene: Scene) -> None:
+    # The bookkeeping directories are read-only to tools: planting fails, and even if it had
+    # worked the server's own writes must not land outside.
     planted = await scene.bash(f"rm -rf sessions && ln -s {scene.theirs.workdir} sessions")
-    assert planted.ok
+    assert not planted.ok
     before = scene.outside()
 
     result = ToolResultBlock(id="call-1", name="Bash", output="offloaded")
@@ -588,11 +585,6 @@ async def test_offloading_does_not_follow_planted_symlinks(scene: Scene) -> None
 
 
 @probes(Isolation.NETWORK)
-@pytest.mark.xfail(
-    strict=True,
-    reason="known escape: an HTTP MCP server the agent writes into its .mcp is connected from "
-    "the server process, so it reaches loopback services",
-)
 async def test_a_planted_mcp_config_does_not_reach_loopback(scene: Scene) -> None:
     port = scene.listener.port
     config = (
@@ -601,7 +593,7 @@ async def test_a_planted_mcp_config_does_not_reach_loopback(scene: Scene) -> Non
     )
     assert (await scene.call("Read", file_path=".mcp")).ok
     planted = await scene.call("Write", file_path=".mcp", content=config)
-    assert planted.ok, planted.text
+    assert not planted.ok  # the workspace's MCP registry is read-only to its tools
     client = redis.Redis.from_url(scene.listener.url)
     try:
         before = connections(client)
