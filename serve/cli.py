@@ -32,12 +32,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--replicas", type=int, default=1, help="API replicas")
     run.add_argument(
+        "--cors-origin",
+        dest="cors_origins",
+        action="append",
+        default=_env_list("TROUPE_CORS_ORIGINS"),
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the API, e.g. a web UI's (repeatable; "
+        "default: TROUPE_CORS_ORIGINS, comma-separated)",
+    )
+    run.add_argument(
         "--data-dir",
         type=Path,
         default=Path(".troupe"),
         help="where the embedded redis-server keeps its data",
     )
     return parser
+
+
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 def _wait_for_signal() -> None:
@@ -66,7 +79,9 @@ def serve_command(args: argparse.Namespace) -> None:
         else:
             ray.init(address="local", include_dashboard=False, namespace=settings.namespace)
         stack.callback(ray.shutdown)
-        deployment.deploy(settings, args.host, args.port, args.replicas)
+        deployment.deploy(
+            settings, args.host, args.port, args.replicas, cors_origins=args.cors_origins
+        )
         stack.callback(deployment.shutdown)
         print(f"Troupe API listening on http://{args.host}:{args.port}", flush=True)
         _wait_for_signal()

@@ -1,4 +1,4 @@
-"""`/workspace/mcp`, `/workspace/skill`: the MCP servers and skills of a session's workspace.
+"""`/workspace/...`: a session's workspace: its MCP servers, skills, and where it points.
 
 The session is named by the `agent_id` and `session_id` query parameters (AgentScope's
 contract); another user's session, or one of another agent, is a 404.
@@ -7,7 +7,9 @@ contract); another user's session, or one of another agent, is a 404.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
@@ -18,6 +20,7 @@ from serve.workspace_schemas import (
     MCPClientBody,
     MCPClientStatusBody,
     SkillBody,
+    WorkspaceStatus,
 )
 from workspaces import (
     InvalidSkill,
@@ -27,6 +30,7 @@ from workspaces import (
     WorkspaceClosed,
     WorkspaceError,
     WorkspaceItemNotFound,
+    read_git_status,
 )
 
 router = APIRouter(prefix="/workspace", tags=["workspace"])
@@ -111,3 +115,29 @@ async def remove_skill(skill_name: str, workspace: SessionWorkspace) -> Response
     with _http_errors():
         await workspace.remove_skill(skill_name)
     return Response(status_code=204)
+
+
+@router.get("/status")
+async def workspace_status(
+    user: UserId,
+    runtime: Runtime,
+    agent_id: Annotated[str, Query(description="The session's agent.")],
+    session_id: Annotated[str, Query(description="The session whose workspace is meant.")],
+) -> WorkspaceStatus:
+    """Report where a session is pointed (its `cwd`), and the git state of that place.
+
+    Git is best effort: a directory that is not a repository is the normal case, so every git
+    failure reads as `git: null` and the rest is still served.
+    """
+    with _http_errors():
+        workspace = await runtime.session_workspace(user, agent_id, session_id)
+    session = await runtime.get_session(user, session_id)
+    cwd = _resolve(workspace.workdir, session.config.cwd)
+    return WorkspaceStatus(
+        workdir=str(workspace.workdir), cwd=str(cwd), git=await read_git_status(cwd)
+    )
+
+
+def _resolve(workdir: Path, cwd: str | None) -> Path:
+    """`cwd` made absolute against `workdir` (unset: `workdir`), without touching the disk."""
+    return Path(os.path.normpath(workdir / os.path.expanduser(cwd or "")))
