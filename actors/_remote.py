@@ -351,6 +351,11 @@ class WorkspaceActor:
         """Own a call its session moved to the background; deliver its result when done."""
         return await self._host.adopt(WorkspaceRequest.model_validate_json(request), tool_call_id)
 
+    async def status(self, request: str, cwd: str | None) -> str:
+        """The session's working directory and git state, as JSON."""
+        view = await self._host.status(WorkspaceRequest.model_validate_json(request), cwd)
+        return view.model_dump_json()
+
     async def stop_background(self, request: str, tool_call_id: str) -> bool:
         """Stop an adopted call; it then delivers nothing."""
         req = WorkspaceRequest.model_validate_json(request)

@@ -45,7 +45,7 @@ from actors.schedule_service import ScheduleService
 from actors.settings import RuntimeSettings
 from actors.status import parked_status
 from actors.storage import RedisStorage
-from actors.team import TeamStore
+from actors.team import TeamNotFound, TeamRecord, TeamStore
 from actors.workspace_backends import workspace_health
 from actors.workspaces import (
     SessionWorkspaces,
@@ -57,8 +57,19 @@ from agent_core.agent import ResumeEvent
 from agent_core.credential import Credential
 from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
+from agent_core.state import ToolContext
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionOverview:
+    """A session as a session list shows it: its record (light state), status and team."""
+
+    session: SessionRecord
+    is_running: bool
+    status: SessionStatus
+    team: TeamRecord | None
 
 
 @dataclass(frozen=True)
@@ -226,9 +237,33 @@ class RuntimeClient:
     async def _check_model_configs(self, user_id: str, config: SessionConfig) -> None:
         await check_model_configs(self.storage, user_id, config)
 
-    async def list_sessions(self, user_id: str, agent_id: str | None) -> list[SessionRecord]:
-        """Return the user's sessions (of one agent when given)."""
-        return await self.storage.list_sessions(user_id, agent_id)
+    async def session_overviews(self, user_id: str, agent_id: str | None) -> list[SessionOverview]:
+        """The user's sessions (of one agent when given) with status, team and light state.
+
+        The state keeps its permission and task contexts; the context, summary and tool cache
+        (the bulk of it) are left out: a transcript is read from the messages instead.
+
+        Raises:
+            AgentNotFound: `agent_id` is not one of the user's agents.
+        """
+        if agent_id is not None:
+            await self.storage.get_agent(user_id, agent_id)
+        overviews = []
+        for session in await self.storage.list_sessions(user_id, agent_id):
+            state = await self.storage.load_state(session.id)
+            running = await self.bus.running(session.id) is not None
+            status = SessionStatus.RUNNING if running else parked_status(state)
+            light = state.model_copy(
+                update={"context": [], "summary": "", "tool_context": ToolContext()}
+            )
+            team = None
+            if session.team_id is not None:
+                with contextlib.suppress(TeamNotFound):
+                    team = await self.teams.get(session.team_id)
+            overviews.append(
+                SessionOverview(session.model_copy(update={"state": light}), running, status, team)
+            )
+        return overviews
 
     async def get_session(self, user_id: str, session_id: str) -> SessionRecord:
         """Return one of the user's sessions with its state.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,24 +24,29 @@ class _Record(BaseModel):
 
 
 class InviteConfig(BaseModel):
-    """Whether team leaders may borrow the agent into their team (the `AgentInvite` tool)."""
+    """Whether other agents' teams may borrow this agent, and what they are told about it."""
 
     model_config = ConfigDict(extra="forbid")
 
     invitable: bool = Field(
         default=False,
-        description="Whether leaders may borrow this agent with AgentInvite; needs a non-empty "
-        "invite_description.",
+        title="Invitable",
+        description=(
+            "Whether this agent may be borrowed into another agent's team. Requires a non-empty "
+            "invite_description."
+        ),
     )
     invite_description: str | None = Field(
         default=None,
-        description="What the agent is good at, shown to a leader deciding whom to invite.",
+        title="Invite Description",
+        description="What a team leader is told about this agent when deciding to borrow it.",
+        json_schema_extra={"format": "textarea"},
     )
 
     @model_validator(mode="after")
-    def _described(self) -> InviteConfig:
+    def _described_when_invitable(self) -> Self:
         if self.invitable and not (self.invite_description or "").strip():
-            raise ValueError("an invitable agent needs a non-empty invite_description")
+            raise ValueError("invite_description must be non-empty when invitable=True")
         return self
 
 
@@ -49,10 +55,20 @@ class AgentChatConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    context_config: ContextConfig = Field(default_factory=ContextConfig)
-    react_config: ReActConfig = Field(default_factory=ReActConfig)
+    context_config: ContextConfig = Field(
+        default_factory=ContextConfig,
+        title="Context Config",
+        description="The context config for the agent.",
+    )
+    react_config: ReActConfig = Field(
+        default_factory=ReActConfig,
+        title="React Config",
+        description="The react config for the agent.",
+    )
     invite_config: InviteConfig = Field(
-        default_factory=InviteConfig, description="Whether leaders may invite the agent."
+        default_factory=InviteConfig,
+        title="Invite Config",
+        description="The invite config for the agent.",
     )
 
 
@@ -97,13 +113,33 @@ class ChatModelConfig(BaseModel):
     )
 
 
+class SessionNaming(BaseModel):
+    """Who owns a session's display name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    auto: bool = Field(
+        default=False,
+        description=(
+            "Whether the server may still replace the session name with a title derived from "
+            "the conversation."
+        ),
+    )
+
+
+def _creation_stamp() -> str:
+    # Local wall-clock time, as AgentScope names a session until its title is known.
+    return datetime.now().strftime("%Y-%m-%d %H:%M:%S")  # noqa: DTZ005
+
+
 class SessionConfig(BaseModel):
     """Session settings, set at creation."""
 
     model_config = ConfigDict(extra="forbid")
 
     workspace_id: str = Field(default="", description="Workspace the session works in.")
-    name: str = Field(default="", description="Display name.")
+    name: str = Field(default_factory=_creation_stamp, description="Display name.")
+    naming: SessionNaming = Field(default_factory=SessionNaming)
     cwd: str | None = Field(default=None, description="Focused directory in the workspace.")
     chat_model_config: ChatModelConfig | None = None
     fallback_chat_model_config: ChatModelConfig | None = None

@@ -26,7 +26,8 @@ from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
-from actors.records import AgentRecord, ChatModelConfig, SessionRecord
+from actors.naming import opening_text, session_title
+from actors.records import AgentRecord, ChatModelConfig, SessionNaming, SessionRecord
 from actors.recovery import close_interrupted_reply
 from actors.schedule_tools import ScheduleContext
 from actors.storage import RedisStorage
@@ -227,6 +228,8 @@ class SessionRuntime:
                         await self._storage.commit_turn(self.session_id, state, inputs, [], fence)
                 if await self._publish(event, hints):
                     running = None
+            if resume is None and session.config.naming.auto:
+                await self._title(model, opening_text(inputs))
 
     def _agent(
         self,
@@ -312,6 +315,19 @@ class SessionRuntime:
         if isinstance(event, _CHECKPOINT_EVENTS):
             await self._storage.commit_turn(sid, state, [], [], fence)
         return False
+
+    async def _title(self, model: ChatModelBase, text: str) -> None:
+        """Replace the session's placeholder name with a title of its opening message."""
+        if not text:  # no text to title (e.g. an image alone): a later turn will do
+            return
+        name = await session_title(model, text)
+        _, fence = self._owned()
+        session = await self._storage.get_session_any_user(self.session_id)
+        if not session.config.naming.auto:  # renamed meanwhile: the user's name stands
+            return
+        config = session.config.model_copy(update={"name": name, "naming": SessionNaming()})
+        await self._storage.update_session(session.model_copy(update={"config": config}))
+        await self._bus.append_event(self.session_id, CustomEvent(name="session_updated"), fence)
 
     async def _chat_model(self, session: SessionRecord) -> ChatModelBase:
         config = session.config.chat_model_config

@@ -32,6 +32,7 @@ from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 from workspaces import InstalledSkill, MCPStatus, WorkspaceBase, WorkspaceManagerBase
 from workspaces.errors import InvalidSkill
+from workspaces.git import GitStatus, read_git_status, run_in_workspace
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,16 @@ class WorkspaceView(BaseModel):
     prompt_fragment: str = Field(description="The workspace's section of the system prompt.")
     mcp_tools: list[MCPToolView] = Field(default_factory=list)
     skills: list[Skill] = Field(default_factory=list)
+
+
+class WorkspaceStatusView(BaseModel):
+    """Where a session works in its workspace, and the git state there."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workdir: str = Field(description="The workspace root, as the tools see it.")
+    cwd: str = Field(description="The session's working directory.")
+    git: GitStatus | None = Field(default=None, description="Git state of `cwd`, if any.")
 
 
 class SkillBundle(BaseModel):
@@ -308,6 +319,13 @@ class WorkspaceHost:
             return False
         call.task.cancel()
         return True
+
+    async def status(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceStatusView:
+        """The session's working directory and its git state (git runs inside the workspace)."""
+        async with self._workspace(request) as workspace:
+            where = workspace.working_directory(cwd)
+            git = await read_git_status(where, run_in_workspace(workspace.tool_executor()))
+            return WorkspaceStatusView(workdir=str(workspace.workdir), cwd=str(where), git=git)
 
     async def offload_context(
         self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]

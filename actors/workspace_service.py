@@ -27,7 +27,12 @@ from redis.asyncio import Redis
 from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.settings import RuntimeSettings
-from actors.workspace_host import SkillBundle, WorkspaceRequest, WorkspaceView
+from actors.workspace_host import (
+    SkillBundle,
+    WorkspaceRequest,
+    WorkspaceStatusView,
+    WorkspaceView,
+)
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolChunk
@@ -198,6 +203,10 @@ class RayWorkspaceService:
     async def stop_background(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
         """Stop a call the workspace's actor adopted."""
         return bool(await self._call(request, "stop_background", tool_call_id))
+
+    async def status(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceStatusView:
+        """The session's working directory and its git state, from the workspace's actor."""
+        return WorkspaceStatusView.model_validate_json(await self._call(request, "status", cwd))
 
     async def offload_context(
         self, request: WorkspaceRequest, session_id: str, msgs: list[Msg]

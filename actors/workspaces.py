@@ -24,6 +24,7 @@ from actors.workspace_host import (
     SkillBundle,
     WorkspaceHost,
     WorkspaceRequest,
+    WorkspaceStatusView,
     WorkspaceView,
     mcp_tool_from_view,
 )
@@ -72,6 +73,10 @@ class WorkspaceService(Protocol):
 
     async def stop_background(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
         """Stop a call the workspace adopted; it then delivers nothing."""
+        ...
+
+    async def status(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceStatusView:
+        """The session's working directory and its git state."""
         ...
 
     async def offload_context(
@@ -302,6 +307,10 @@ class WorkspaceHandle:
     request: WorkspaceRequest
     workdir: Path | None = None
     """The workspace root as its tools see it, when it was opened for a reply."""
+
+    async def status(self, cwd: str | None) -> WorkspaceStatusView:
+        """The working directory `cwd` names and its git state."""
+        return await self.service.status(self.request, cwd)
 
     async def mcp_statuses(self) -> list[MCPStatus]:
         """The MCP servers with their tools and health."""

@@ -20,7 +20,18 @@ from actors.extensions import AgentMiddlewareFactory, AgentToolFactory, import_p
 from actors.settings import RuntimeSettings
 from actors.team import SubAgentTemplate, template_registry
 from serve.errors import install_error_handlers
-from serve.routes import agents, chat, credentials, health, models, schedules, sessions, workspace
+from serve.routes import (
+    agents,
+    chat,
+    credentials,
+    health,
+    knowledge_bases,
+    models,
+    schedules,
+    sessions,
+    tts_models,
+    workspace,
+)
 from workspaces import LocalWorkspaceManager
 
 log = logging.getLogger(__name__)
@@ -175,6 +186,18 @@ def build_app(
 
     app = FastAPI(title=title, version=version, lifespan=lifespan, middleware=list(middlewares))
     install_error_handlers(app)
-    for module in (health, agents, credentials, models, sessions, chat, schedules, workspace):
+    routers = (
+        health,
+        agents,
+        credentials,
+        models,
+        tts_models,
+        sessions,
+        chat,
+        schedules,
+        workspace,
+        knowledge_bases,
+    )
+    for module in routers:
         app.include_router(module.router)
     return app

@@ -60,6 +60,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
 def _wait_for_signal() -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

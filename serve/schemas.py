@@ -23,7 +23,8 @@ from actors.records import (
     AgentRecord,
     ChatModelConfig,
     CredentialRecord,
-    SessionRecord,
+    InviteConfig,
+    SessionNaming,
     SessionStatus,
 )
 from agent_core.agent import ContextConfig, ReActConfig
@@ -40,20 +41,9 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _fold_flat(
-    chat: AgentChatConfig, context_config: ContextConfig | None, react_config: ReActConfig | None
-) -> AgentChatConfig:
-    """Put the deprecated top-level sub-configs, when sent, on top of `chat`."""
-    flat = {"context_config": context_config, "react_config": react_config}
-    return chat.model_copy(update={k: v for k, v in flat.items() if v is not None})
+class _FlatChatConfigs(_Body):
+    """The sub-configs of `chat_config` a client may still send at the top level (deprecated)."""
 
-
-class CreateAgentRequest(_Body):
-    """`POST /agent/`."""
-
-    name: str = Field(min_length=1, max_length=200, description="Agent name.")
-    system_prompt: str = Field(default="You're a helpful assistant.")
-    chat_config: AgentChatConfig | None = None
     context_config: ContextConfig | None = Field(
         default=None,
         description="Deprecated: use chat_config.context_config (this one wins if both are sent).",
@@ -64,16 +54,36 @@ class CreateAgentRequest(_Body):
         description="Deprecated: use chat_config.react_config (this one wins if both are sent).",
         json_schema_extra=_DEPRECATED,
     )
+    invite_config: InviteConfig | None = Field(
+        default=None,
+        description="Deprecated: use chat_config.invite_config (this one wins if both are sent).",
+        json_schema_extra=_DEPRECATED,
+    )
+
+    def fold_flat(self, chat: AgentChatConfig) -> AgentChatConfig:
+        """Put the top-level sub-configs that were sent on top of `chat`."""
+        flat = {
+            "context_config": self.context_config,
+            "react_config": self.react_config,
+            "invite_config": self.invite_config,
+        }
+        return chat.model_copy(update={k: v for k, v in flat.items() if v is not None})
+
+
+class CreateAgentRequest(_FlatChatConfigs):
+    """`POST /agent/`."""
+
+    name: str = Field(min_length=1, max_length=200, description="Agent name.")
+    system_prompt: str = Field(default="You're a helpful assistant.")
+    chat_config: AgentChatConfig | None = None
 
     def to_data(self) -> AgentData:
         """The stored form of the agent."""
-        chat = _fold_flat(
-            self.chat_config or AgentChatConfig(), self.context_config, self.react_config
-        )
+        chat = self.fold_flat(self.chat_config or AgentChatConfig())
         return AgentData(name=self.name, system_prompt=self.system_prompt, chat_config=chat)
 
 
-class UpdateAgentRequest(_Body):
+class UpdateAgentRequest(_FlatChatConfigs):
     """`PATCH /agent/{id}`: omitted (or null) fields keep their current values."""
 
     name: str | None = Field(
@@ -85,16 +95,6 @@ class UpdateAgentRequest(_Body):
         description="New text-conversation settings. Only supplied sub-configs are replaced; "
         "omitted sub-configs keep their current values.",
     )
-    context_config: ContextConfig | None = Field(
-        default=None,
-        description="Deprecated: use chat_config. Replaces only this sub-config.",
-        json_schema_extra=_DEPRECATED,
-    )
-    react_config: ReActConfig | None = Field(
-        default=None,
-        description="Deprecated: use chat_config. Replaces only this sub-config.",
-        json_schema_extra=_DEPRECATED,
-    )
 
     def apply_to(self, data: AgentData) -> AgentData:
         """Return `data` with this request's changes."""
@@ -102,7 +102,7 @@ class UpdateAgentRequest(_Body):
         if self.chat_config is not None:
             sent = self.chat_config.model_fields_set
             chat = chat.model_copy(update={k: getattr(self.chat_config, k) for k in sent})
-        chat = _fold_flat(chat, self.context_config, self.react_config)
+        chat = self.fold_flat(chat)
         top = {"name": self.name, "system_prompt": self.system_prompt}
         changes = {k: v for k, v in top.items() if v is not None}
         return data.model_copy(update={**changes, "chat_config": chat})
@@ -265,6 +265,34 @@ class ListModelsResponse(BaseModel):
     total: int = Field(description="The total number of candidates.")
 
 
+class ListTTSModelsResponse(BaseModel):
+    """`GET /tts-model/?provider=`: the TTS model cards of one credential type."""
+
+    models: list[dict[str, Any]] = Field(
+        description="The candidate TTS models (none: Troupe synthesizes no speech)."
+    )
+    total: int = Field(description="The total number of candidates.")
+
+
+class ListKnowledgeBasesResponse(BaseModel):
+    """`GET /knowledge_bases/`: a page of the caller's knowledge bases."""
+
+    knowledge_bases: list[dict[str, Any]] = Field(
+        description="The requested page (always empty: Troupe has no knowledge bases)."
+    )
+    total: int = Field(description="Knowledge bases matching the filters, across all pages.")
+    page: int = Field(default=1, description="The 1-based page served.")
+    page_size: int = Field(default=30, description="The page size used.")
+
+
+class KbMiddlewareParametersSchemaResponse(BaseModel):
+    """`GET /knowledge_bases/middleware/parameters_schema`."""
+
+    parameter_schema: dict[str, Any] = Field(
+        description="JSON schema of the retrieval parameters a session may tune."
+    )
+
+
 _UNSUPPORTED_SESSION_FIELDS = {
     "tts_model_config": "text-to-speech",
     "realtime_model_config": "realtime voice",
@@ -311,13 +339,6 @@ class CreateSessionResponse(BaseModel):
     """Id of the created session."""
 
     session_id: str
-
-
-class ListSessionsResponse(BaseModel):
-    """`GET /sessions/`."""
-
-    sessions: list[SessionRecord]
-    total: int
 
 
 def _input_kind(value: Any) -> str:
@@ -407,14 +428,20 @@ class UpdateSessionRequest(_SessionModels):
     cwd: str | None = Field(default=None, description="New working directory.")
 
     def changes(self) -> dict[str, Any]:
-        """The SessionConfig fields this request sets (a null only clears model configs)."""
+        """The SessionConfig fields this request sets (a null only clears model configs).
+
+        A new name settles the name for good: the server stops titling the session.
+        """
         sent = self.model_dump(exclude_unset=True, exclude=set(_UNSUPPORTED_SESSION_FIELDS))
         clearable = {"chat_model_config", "fallback_chat_model_config"}
-        return {
+        changes = {
             key: getattr(self, key)
             for key, value in sent.items()
             if value is not None or key in clearable
         }
+        if "name" in changes:
+            changes["naming"] = SessionNaming(auto=False)
+        return changes
 
 
 class SessionStatusResponse(BaseModel):

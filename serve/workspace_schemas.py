@@ -1,4 +1,4 @@
-"""Bodies of the `/workspace/mcp` and `/workspace/skill` routes (AgentScope's shapes).
+"""Bodies of the `/workspace/...` routes (AgentScope's shapes).
 
 AgentScope names the transports `stdio_mcp` / `http_mcp` and the call timeout
 `execution_timeout`; these bodies translate to and from `MCPClientConfig`, the form a
@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_core.mcp import HttpMCPConfig, MCPClientConfig, StdioMCPConfig
-from workspaces import InstalledSkill, MCPStatus
+from workspaces import GitStatus, InstalledSkill, MCPStatus
 
 _DEFAULT_TIMEOUT = MCPClientConfig.model_fields["timeout"].default
 
@@ -192,3 +192,19 @@ class SkillBody(_Body):
             markdown=skill.content,
             updated_at=installed.updated_at,
         )
+
+
+class WorkspaceStatus(_Body):
+    """Where a session is pointed, and the git state of that place."""
+
+    workdir: str = Field(description="Absolute path of the workspace root.")
+    cwd: str = Field(
+        description="Absolute directory the session is focused on (`workdir` when unset)."
+    )
+    git: GitStatus | None = Field(
+        default=None,
+        description=(
+            "Git state of `cwd`; null when there is none to report (not a repository, git "
+            "unavailable, timed out)."
+        ),
+    )

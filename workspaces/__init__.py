@@ -16,11 +16,13 @@ from workspaces.errors import (
     WorkspaceError,
     WorkspaceItemNotFound,
 )
+from workspaces.git import GitStatus, read_git_status
 from workspaces.local import LocalWorkspace
 from workspaces.manager import LocalWorkspaceManager, WorkspaceKey, WorkspaceManagerBase
 
 __all__ = [
     "CorruptWorkspace",
+    "GitStatus",
     "InstalledSkill",
     "InvalidSkill",
     "LocalWorkspace",
@@ -37,4 +39,5 @@ __all__ = [
     "WorkspaceItemNotFound",
     "WorkspaceKey",
     "WorkspaceManagerBase",
+    "read_git_status",
 ]

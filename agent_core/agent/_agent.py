@@ -12,10 +12,11 @@ from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
 from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
+from agent_core.agent._injection import InjectionConfig, runtime_state_hint
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
-from agent_core.agent._tokens import CachedTokenCounter, TokenCounter
+from agent_core.agent._tokens import CachedTokenCounter, TokenCounter, measure_context
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
@@ -69,6 +70,8 @@ class Agent:
         model_config: Retries and fallback model.
         context_config: Compression thresholds and tool-result limits.
         react_config: Iteration limit and rejection/interruption handling.
+        injection_config: Which runtime state (time, open tasks, context usage, repeated tool
+            errors) is injected as a hint before reasoning.
         hint_source: Supplies inbox hints before every reasoning step (hosts).
         background_sink: Takes over tool calls that outlive `tool_timeout` (hosts).
         tool_timeout: Seconds before a call moves to the background (with a sink).
@@ -90,6 +93,7 @@ class Agent:
         model_config: ModelConfig | None = None,
         context_config: ContextConfig | None = None,
         react_config: ReActConfig | None = None,
+        injection_config: InjectionConfig | None = None,
         *,
         hint_source: HintSource | None = None,
         background_sink: BackgroundSink | None = None,
@@ -106,6 +110,7 @@ class Agent:
         self.model_config = model_config or ModelConfig()
         self.context_config = context_config or ContextConfig()
         self.react_config = react_config or ReActConfig()
+        self.injection_config = injection_config or InjectionConfig()
         self.hint_source = hint_source
         self.background_sink = background_sink
         self.tool_timeout = tool_timeout
@@ -236,6 +241,9 @@ class Agent:
             async for event in self._inject_hints(reply):
                 yield event
             await self.compress_context()
+            first_step = self.state.reply_context.cur_iter == 1
+            async for event in self._inject_runtime_state(reply, first_step):
+                yield event
             step_start = len(reply.msg.content)
             async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
                 tool_choice=None
@@ -328,6 +336,37 @@ class Agent:
                     reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
                 )
             )
+
+    async def _inject_runtime_state(
+        self, reply: ReplyBuilder, first_step: bool
+    ) -> AsyncIterator[AgentEvent]:
+        config = self.injection_config
+        if not config.inject_runtime_state:
+            return
+        usage = None
+        if first_step:  # the context length is only reported as a reply starts
+            # The base prompt, not the middleware-transformed one: running the system-prompt
+            # hooks an extra time per reply would be visible to them, for a mere estimate.
+            usage = measure_context(
+                self._base_prompt(),
+                self.state.summary,
+                self.state.context,
+                self._tools(),
+                self.model.context_length,
+                self.context_config,
+                self._counter,
+            )
+        hint = runtime_state_hint(
+            config, self.state, usage, self.context_config.compression_tool_enabled
+        )
+        if hint is None:
+            return
+        event = HintBlockEvent(
+            reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
+        )
+        reply.emit(event)
+        if config.emit_hint_event:
+            yield event
 
     def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
         rid, block_id = reply.reply_id, new_id()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException
 
-from agent_core.credential import CREDENTIAL_TYPES
+from agent_core.credential import CREDENTIAL_TYPES, CredentialBase
 from serve.schemas import ListModelsResponse
 
 router = APIRouter(prefix="/model", tags=["model"])
@@ -17,9 +17,14 @@ def list_models(provider: str) -> ListModelsResponse:
     A plain function: FastAPI runs it in a worker thread, off the event loop, while the card
     files are read.
     """
-    credential_class = CREDENTIAL_TYPES.get(provider)
-    if credential_class is None:
+    models = credential_class(provider).list_models()
+    return ListModelsResponse(models=models, total=len(models))
+
+
+def credential_class(provider: str) -> type[CredentialBase]:
+    """The credential type named `provider` (404 when there is none)."""
+    found = CREDENTIAL_TYPES.get(provider)
+    if found is None:
         known = ", ".join(sorted(CREDENTIAL_TYPES))
         raise HTTPException(404, f"unknown provider {provider!r}; known: {known}")
-    models = credential_class.list_models()
-    return ListModelsResponse(models=models, total=len(models))
+    return found

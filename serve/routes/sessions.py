@@ -7,17 +7,17 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
-from actors.records import SessionConfig, SessionRecord
+from actors.records import SessionConfig, SessionNaming, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
     CreateSessionRequest,
     CreateSessionResponse,
     InterruptSessionResponse,
     ListMessagesResponse,
-    ListSessionsResponse,
     SessionStatusResponse,
     UpdateSessionRequest,
 )
+from serve.session_views import ListSessionsResponse, session_view
 from serve.sse import event_frames
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
@@ -50,11 +50,15 @@ async def create_session(
     body: CreateSessionRequest, user: UserId, runtime: Runtime
 ) -> CreateSessionResponse:
     """Create a session of one of the caller's agents."""
+    # A caller that names the session owns the name; otherwise it starts as the creation time
+    # and the server titles it after its first reply.
+    named = {} if body.name is None else {"name": body.name}
     config = SessionConfig(
         workspace_id=body.workspace_id or "",
-        name=body.name or "",
+        naming=SessionNaming(auto=body.name is None),
         chat_model_config=body.chat_model_config,
         fallback_chat_model_config=body.fallback_chat_model_config,
+        **named,
     )
     record = await runtime.create_session(user, body.agent_id, config)
     return CreateSessionResponse(session_id=record.id)
@@ -64,9 +68,15 @@ async def create_session(
 async def list_sessions(
     user: UserId, runtime: Runtime, agent_id: str | None = None
 ) -> ListSessionsResponse:
-    """List the caller's sessions, optionally of one agent."""
-    sessions = await runtime.list_sessions(user, agent_id)
-    return ListSessionsResponse(sessions=sessions, total=len(sessions))
+    """List the caller's sessions (of one agent when given) with their status and team.
+
+    Each record's state keeps its permission and task contexts only; read a transcript from
+    `GET /sessions/{id}/messages`.
+    """
+    overviews = await runtime.session_overviews(user, agent_id)
+    agents = {agent.id: agent for agent in await runtime.list_agents(user)}
+    views = [session_view(o, agents.get(o.session.agent_id)) for o in overviews]
+    return ListSessionsResponse(sessions=views, total=len(views))
 
 
 @router.get("/{session_id}/messages", dependencies=_OF_AGENT)

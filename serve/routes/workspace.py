@@ -1,4 +1,4 @@
-"""`/workspace/mcp`, `/workspace/skill`: the MCP servers and skills of a session's workspace.
+"""`/workspace/...`: a session's workspace: its MCP servers, skills, and where it points.
 
 The session is named by the `agent_id` and `session_id` query parameters (AgentScope's
 contract); another user's session, or one of another agent, is a 404.
@@ -19,6 +19,7 @@ from serve.workspace_schemas import (
     MCPClientBody,
     MCPClientStatusBody,
     SkillBody,
+    WorkspaceStatus,
 )
 from workspaces import (
     InvalidSkill,
@@ -111,3 +112,22 @@ async def remove_skill(skill_name: str, workspace: SessionWorkspace) -> Response
     with _http_errors():
         await workspace.remove_skill(skill_name)
     return Response(status_code=204)
+
+
+@router.get("/status")
+async def workspace_status(
+    user: UserId,
+    runtime: Runtime,
+    agent_id: Annotated[str, Query(description="The session's agent.")],
+    session_id: Annotated[str, Query(description="The session whose workspace is meant.")],
+) -> WorkspaceStatus:
+    """Report where a session is pointed (its `cwd`), and the git state of that place.
+
+    Git is best effort: a directory that is not a repository is the normal case, so every git
+    failure reads as `git: null` and the rest is still served.
+    """
+    with _http_errors():
+        workspace = await runtime.session_workspace(user, agent_id, session_id)
+        session = await runtime.get_session(user, session_id)
+        view = await workspace.status(session.config.cwd)
+    return WorkspaceStatus(workdir=view.workdir, cwd=view.cwd, git=view.git)

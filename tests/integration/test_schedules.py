@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from actors._remote import ensure_scheduler
 from actors.records import ChatModelConfig
 from actors.schedule import ScheduleData, ScheduleKeys, ScheduleStore
+from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService
 from tests.support.api import USER
 from tests.support.openai_server import OpenAIWireServer
@@ -78,7 +79,8 @@ async def test_stateless_fires_open_a_new_session_that_replies_to_the_task(
 
     first = await scheduler.fire_now.remote(schedule_id)
     frames = await reply_frames(api, first)
-    (hint,) = [f for f in frames if f.type == "HINT_BLOCK"]
+    hint, runtime_state = [f for f in frames if f.type == "HINT_BLOCK"]
+    assert runtime_state.data["source"] == RUNTIME_STATE_SOURCE
     assert hint.data["hint"] == (
         '<scheduled-task name="digest">\nSummarise the news.\n</scheduled-task>'
     )

@@ -16,6 +16,7 @@ from ray import serve
 
 from actors._remote import host_actor_name, session_actor_name
 from actors.embedded_redis import EmbeddedRedis
+from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
@@ -35,6 +36,11 @@ def _text(message: dict[str, Any]) -> str:
     return content or ""
 
 
+def _turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation without the runtime-state reminders the agent injects."""
+    return [m for m in messages if not (m["role"] == "user" and "<current-time>" in _text(m))]
+
+
 def _tool_names(messages: list[dict[str, Any]]) -> list[str]:
     """Names of the tools whose results end the conversation (the last step's calls)."""
     names: dict[str, str] = {}
@@ -51,7 +57,7 @@ def _tool_names(messages: list[dict[str, Any]]) -> list[str]:
 
 def scripted_team(body: dict[str, Any]) -> ScriptedReply:
     """Plays the leader and the workers, deciding from each conversation's last turn."""
-    messages = body["messages"]
+    messages = _turns(body["messages"])
     system, last = _text(messages[0]), messages[-1]
     if "a member of the team" in system:  # a worker
         member = system.split()[2].rstrip(",")
@@ -133,12 +139,15 @@ async def test_leader_spawns_five_workers_that_report_back(
     assert (await post_chat(api, agent_id, leader, "assemble a crew")).status_code == 200
     frames = await asyncio.wait_for(final, 120)
     hints = [f.data for f in frames if f.type == "HINT_BLOCK"]
-    reporters = {h["hint"].split('from="')[1].split('"')[0] for h in hints}
+    team_hints = [h for h in hints if json.loads(h["source"])["label"] == "team"]
+    reporters = {h["hint"].split('from="')[1].split('"')[0] for h in team_hints}
     assert reporters == set(WORKERS)
-    assert all(json.loads(h["source"])["label"] == "team" for h in hints)
+    # the others tell the leader the runtime state
+    assert {h["source"] for h in hints if h not in team_hints} <= {RUNTIME_STATE_SOURCE}
     assert sum(1 for f in frames if f.type == "CUSTOM" and f.data["name"] == "team_updated") == 6
 
-    sessions = (await api.get("/sessions/", headers=USER)).json()["sessions"]
+    views = (await api.get("/sessions/", headers=USER)).json()["sessions"]
+    sessions = [view["session"] for view in views]
     workers = [s for s in sessions if s.get("team_id") and s["id"] != leader]
     assert sorted(s["config"]["name"] for s in workers) == WORKERS
     for worker in workers:
@@ -166,9 +175,9 @@ async def test_leader_spawns_five_workers_that_report_back(
         if not service.settings.session_hosts:
             assert not session_actor_alive(worker["id"])
     leader_record = next(
-        s
-        for s in (await api.get("/sessions/", headers=USER)).json()["sessions"]
-        if s["id"] == leader
+        view["session"]
+        for view in (await api.get("/sessions/", headers=USER)).json()["sessions"]
+        if view["session"]["id"] == leader
     )
     assert leader_record["team_id"] is None
     assert leader_record["membership"] is None

@@ -15,7 +15,11 @@ USER = {"X-User-ID": "alice"}
 async def make_session(
     api: httpx.AsyncClient, model_base_url: str, user: dict[str, str] = USER, **agent: Any
 ) -> tuple[str, str]:
-    """Create an agent, a credential for `model_base_url` and a session; return their ids."""
+    """Create an agent, a credential for `model_base_url` and a session; return their ids.
+
+    The session is named, so the server does not title it (no extra model call after the first
+    reply).
+    """
     agent_body = {"name": "Friday", **agent}
     agent_resp = await api.post("/agent/", json=agent_body, headers=user)
     assert agent_resp.status_code == 201, agent_resp.text
@@ -32,6 +36,7 @@ async def make_session(
         "/sessions/",
         json={
             "agent_id": agent_id,
+            "name": "test session",
             "chat_model_config": {
                 "type": "openai_credential",
                 "credential_id": cred.json()["credential_id"],

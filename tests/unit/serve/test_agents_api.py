@@ -175,7 +175,7 @@ async def test_delete_cascades_to_the_agents_sessions(service: Service) -> None:
 
     assert set(doomed) <= set(service.dispatcher.stopped)
     listed = (await api.get("/sessions/", headers=ALICE)).json()
-    assert [s["id"] for s in listed["sessions"]] == [survivor]
+    assert [s["session"]["id"] for s in listed["sessions"]] == [survivor]
     for session_id in doomed:
         status = await api.get(f"/sessions/{session_id}/status", headers=ALICE)
         assert status.status_code == 404

@@ -34,19 +34,18 @@ NON_GOALS = {
 }
 # Routes and fields being added in parallel work (the web UI's needs, workspace files).
 IN_PROGRESS = {
-    "/tts-model/": "text-to-speech model listing for the web UI",
-    "/workspace/status": "workspace status for the web UI",
     "/workspace/directories": "workspace file browsing",
     "/workspace/files": "workspace file browsing",
     "/workspace/skill/upload": "skill upload",
 }
-IN_PROGRESS_FIELDS = {"invite_config": "agents' invite settings for the web UI"}
+IN_PROGRESS_FIELDS: dict[str, str] = {}
 
 SHARED = sorted(
     (path, method)
     for path, methods in THEIRS["paths"].items()
     if path in OURS["paths"]
     for method in methods
+    if method in OURS["paths"][path]
 )
 
 

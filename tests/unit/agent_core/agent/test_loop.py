@@ -7,7 +7,7 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_core.agent import Agent, ModelConfig, ReActConfig
+from agent_core.agent import RUNTIME_STATE_SOURCE, Agent, ModelConfig, ReActConfig
 from agent_core.errors import ModelConnectionError, ModelHTTPError
 from agent_core.event import AgentEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, HintBlock, Msg, UserMsg
@@ -141,7 +141,7 @@ async def test_a_model_answering_whole_responses_drives_the_loop_like_a_stream()
         replies.append(([b.type for b in reply.content], reply.get_text_content(), events))
 
     (stream_blocks, stream_text, stream_events), (whole_blocks, whole_text, whole_events) = replies
-    assert whole_blocks == stream_blocks == ["text", "tool_call", "tool_result", "text"]
+    assert whole_blocks == stream_blocks == ["hint", "text", "tool_call", "tool_result", "text"]
     assert whole_text == stream_text == "Adding.\nIt is 5."
     # Same event kinds, fewer deltas: a whole response is one delta per block.
     assert sorted(set(whole_events)) == sorted(set(stream_events))
@@ -185,10 +185,16 @@ async def test_hints_are_injected_before_reasoning() -> None:
     model = ScriptedChatModel(["ok"])
     agent = Agent("bot", "x", model, hint_source=QueueHints("<team-message>hi</team-message>"))
     events = await collect(agent, None)
-    assert [e.type for e in events][:3] == ["REPLY_START", "HINT_BLOCK", "MODEL_CALL_START"]
-    assert agent.state.context[-1].get_content_blocks("hint")[0].hint == (
-        "<team-message>hi</team-message>"
-    )
+    # the inbox hint, then the runtime state (first reply: the time), then reasoning
+    assert [e.type for e in events][:4] == [
+        "REPLY_START",
+        "HINT_BLOCK",
+        "HINT_BLOCK",
+        "MODEL_CALL_START",
+    ]
+    inbox, runtime = agent.state.context[-1].get_content_blocks("hint")
+    assert inbox.hint == "<team-message>hi</team-message>"
+    assert runtime.source == RUNTIME_STATE_SOURCE
 
 
 @settings(max_examples=25, deadline=None)

@@ -206,7 +206,8 @@ async def test_the_reply_span_records_agent_session_input_and_final_output(
     assert user_msg["content"][0]["text"] == "hi"
     [final] = json.loads(span_attrs["gen_ai.output.messages"])
     assert final["id"] == reply_id
-    assert final["content"][0]["text"] == "Hello there."
+    [text] = [block for block in final["content"] if block["type"] == "text"]
+    assert text["text"] == "Hello there."
 
 
 async def test_a_failed_reply_marks_its_span_as_an_error(

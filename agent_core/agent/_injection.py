@@ -1,0 +1,299 @@
+"""Runtime-state injection: a hint telling the agent the time, its open tasks, its context usage.
+
+Before each reasoning step the agent may append a `HintBlock` (source
+`InjectionConfig.injection_source`) to its reply, so it perceives what changes during a
+conversation without the system prompt changing (prompt caching keeps working). The injection is
+part of the persistent context on purpose: the agent sees how time passes between its steps.
+
+What is injected, dimension by dimension (AgentScope's rules):
+
+- **time**: when no earlier injection in the context records a time (first reply, or after a
+  compression) or the recorded one is more than `time_interval` hours old;
+- **tasks**: when tasks are pending or in progress and the context shows neither a task tool
+  call nor an earlier tasks injection;
+- **context length**: at the first step of a reply, when the prompt is within
+  `ContextConfig.context_buffer_ratio` of the compression threshold;
+- **tool error**: when the same tool call (same name and arguments) failed in the last
+  `tool_retries_limit` results.
+
+`extra_fields` ride along with any injection but never trigger one.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_core.agent._tokens import ContextUsage
+from agent_core.message import HintBlock, Msg, TextBlock, ToolCallBlock, ToolResultState
+from agent_core.state import AgentState
+
+log = logging.getLogger(__name__)
+
+RUNTIME_STATE_SOURCE = '{"label": "System", "sublabel": "Runtime State"}'
+"""The source tag of runtime-state hints (web UIs label the hint "System - Runtime State")."""
+
+COMPRESSION_TOOL_NAME = "CompressContext"
+
+# The default texts are AgentScope's, kept verbatim so prompts read the same.
+DEFAULT_TEMPLATE = (
+    "<system-reminder>Treat the following as the ground truth at this point of the "
+    "conversation. Anything stated earlier is outdated, and a later reminder, if any, "
+    "supersedes this one:\n{runtime_state}\n</system-reminder>"
+)
+DEFAULT_TOOL_RETRIES_HINT = (
+    "The last {count} calls to '{tool_name}' with the same arguments all failed. Stop retrying "
+    "the same call as-is, check the error message and try a different approach."
+)
+
+
+class InjectionConfig(BaseModel):
+    """Which runtime state is injected into the context before reasoning, and how."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inject_runtime_state: bool = Field(
+        default=True,
+        title="Inject Runtime State",
+        description=(
+            "Inject the runtime state to context, including current time, tasks state, context "
+            "length, etc."
+        ),
+    )
+    timezone: str = Field(
+        default="UTC",
+        title="Timezone",
+        description="The injected timezone. e.g. 'America/New_York' or 'Asia/Shanghai'.",
+    )
+    time_format: str = Field(
+        default="%Y-%m-%dT%H:%M:%S",
+        title="Time Format",
+        description=(
+            "The format to inject and parse the time information; it must carry the date part "
+            "so the recorded time round-trips."
+        ),
+    )
+    time_interval: float = Field(
+        default=0.5,
+        ge=0,
+        title="Time Interval",
+        description="The minimum hours since the last injected time before injecting it again.",
+    )
+    tool_retries_limit: int = Field(
+        default=3,
+        ge=3,
+        title="Tool Retries Limit",
+        description=(
+            "The number of consecutive failures of the same tool call that triggers the tool "
+            "error injection."
+        ),
+    )
+    tool_retries_hint: str = Field(
+        default=DEFAULT_TOOL_RETRIES_HINT,
+        title="Tool Retries Hint",
+        description=(
+            "The hint injected when the same tool call keeps failing; '{tool_name}' and "
+            "'{count}' are replaced by the tool name and the number of failures."
+        ),
+    )
+    template: str = Field(
+        default=DEFAULT_TEMPLATE,
+        title="Template",
+        description="Wraps the injected fields, which replace the '{runtime_state}' placeholder.",
+    )
+    injection_source: str = Field(
+        default=RUNTIME_STATE_SOURCE,
+        title="Injection Source",
+        description=(
+            "The source of the injected hint block, also used to find earlier injections in the "
+            "context."
+        ),
+    )
+    task_tool_names: list[str] = Field(
+        default_factory=lambda: ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"],
+        title="Task Tool Names",
+        description="Task tools whose calls in the context suppress the tasks injection.",
+    )
+    extra_fields: dict[str, str] = Field(
+        default_factory=dict,
+        title="Extra Fields",
+        description="Extra fields injected as '<{key}>{value}</{key}>' along with any injection.",
+    )
+    emit_hint_event: bool = Field(
+        default=True,
+        title="Emit Hint Event",
+        description="Emit a HintBlockEvent when the runtime state is injected.",
+    )
+
+    @field_validator("template")
+    @classmethod
+    def _has_placeholder(cls, value: str) -> str:
+        if "{runtime_state}" not in value:
+            raise ValueError(
+                f"the injection template must contain the '{{runtime_state}}' placeholder, "
+                f"got {value!r}"
+            )
+        return value
+
+
+def resolve_timezone(name: str) -> tzinfo:
+    """The named timezone, or UTC when the name is unknown."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        log.warning("unknown timezone %r; using UTC", name)
+        return UTC
+
+
+def runtime_state_hint(
+    config: InjectionConfig,
+    state: AgentState,
+    usage: ContextUsage | None,
+    compression_tool_enabled: bool = False,
+    now: datetime | None = None,
+) -> HintBlock | None:
+    """The runtime-state hint to inject now, or None when nothing changed enough.
+
+    Args:
+        config: What to inject.
+        state: The agent's state (context and tasks).
+        usage: The prompt's size against the compression thresholds; None outside the first
+            step of a reply (the context-length dimension is only checked there).
+        compression_tool_enabled: Whether the agent may compress its context itself.
+        now: The current time (default: the wall clock in `config.timezone`).
+    """
+    if not config.inject_runtime_state:
+        return None
+    now = now or datetime.now(resolve_timezone(config.timezone))
+    injections: dict[str, str] = {}
+    counts = collections.Counter(task.state for task in state.tasks_context.tasks)
+    open_tasks = counts["pending"] > 0 or counts["in_progress"] > 0
+    last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
+
+    if _time_is_stale(config, last_time_text, now):
+        injections["current-time"] = now.strftime(config.time_format)
+        injections["timezone"] = config.timezone
+    if open_tasks and not aware_of_tasks:
+        injections["tasks"] = (
+            f"You have {counts['in_progress']} in-progress tasks and {counts['pending']} pending "
+            "tasks. Use `TaskList` to view them if you don't know."
+        )
+    if usage is not None and usage.near_compression:
+        hint = (
+            f"Your current context contains {usage.total} tokens. When reaching "
+            f"{int(usage.threshold)} tokens, your context will be compressed."
+        )
+        if compression_tool_enabled and counts["in_progress"] == 0:
+            hint += (
+                " No task is in progress, so judge by yourself whether the context should be "
+                f"compressed now by calling `{COMPRESSION_TOOL_NAME}`."
+            )
+        injections["context-length"] = hint
+    repeated = _repeated_tool_error(state.context, config.tool_retries_limit)
+    if repeated is not None:
+        tool_name, count = repeated
+        injections["tool-error"] = config.tool_retries_hint.replace(
+            "{tool_name}", tool_name
+        ).replace("{count}", str(count))
+
+    if not injections:
+        return None
+    injections.update(config.extra_fields)
+    fields = "\n".join(f"<{key}>{value}</{key}>" for key, value in injections.items())
+    # replace, not format: other braces in the template stay as written
+    return HintBlock(
+        source=config.injection_source, hint=config.template.replace("{runtime_state}", fields)
+    )
+
+
+def _scan(
+    config: InjectionConfig, context: Sequence[Msg], open_tasks: bool
+) -> tuple[str | None, bool]:
+    """The newest injection recording a time, and whether the agent already knows its tasks."""
+    last_time_text: str | None = None
+    aware_of_tasks = not open_tasks
+    for msg in reversed(context):
+        if last_time_text is not None and aware_of_tasks:
+            break
+        if msg.role != "assistant":
+            continue
+        for block in reversed(msg.content):
+            if isinstance(block, HintBlock) and block.source == config.injection_source:
+                text = _hint_text(block)
+                if last_time_text is None and "<current-time>" in text:
+                    last_time_text = text
+                if not aware_of_tasks and "<tasks>" in text:
+                    aware_of_tasks = True
+            elif isinstance(block, ToolCallBlock) and block.name in config.task_tool_names:
+                aware_of_tasks = True
+    return last_time_text, aware_of_tasks
+
+
+def _hint_text(block: HintBlock) -> str:
+    if isinstance(block.hint, str):
+        return block.hint
+    return "".join(item.text for item in block.hint if isinstance(item, TextBlock))
+
+
+def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: datetime) -> bool:
+    """Whether the time must be injected (none recorded, unreadable, or too old)."""
+    if last_time_text is None:
+        return True
+    match = re.search(r"<current-time>(.*?)</current-time>", last_time_text)
+    if match is None:
+        return True
+    try:
+        # naive unless the format carries %z; the recorded zone is attached below
+        last = datetime.strptime(match.group(1).strip(), config.time_format)  # noqa: DTZ007
+    except ValueError:  # the format changed since: inject again to be safe
+        return True
+    if last.tzinfo is None:
+        # The recorded wall-clock time is in the timezone recorded next to it.
+        zone = re.search(r"<timezone>(.*?)</timezone>", last_time_text)
+        last = last.replace(
+            tzinfo=resolve_timezone(zone.group(1).strip() if zone else config.timezone)
+        )
+    elapsed_hours = (now - last).total_seconds() / 3600
+    # Negative: the clock went backwards; inject again to be safe.
+    return not 0 <= elapsed_hours <= config.time_interval
+
+
+def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] | None:
+    """(tool name, count) when the latest tool results are `limit`+ identical failing calls."""
+    last = context[-1] if context else None
+    if last is None or last.role != "assistant":
+        return None
+    results = last.get_content_blocks("tool_result")
+    if not results or results[-1].state != ToolResultState.ERROR:
+        return None
+    tool_name = results[-1].name
+    streak = []
+    for result in reversed(results):
+        if result.state != ToolResultState.ERROR or result.name != tool_name:
+            break
+        streak.append(result.id)
+    if len(streak) < limit:
+        return None
+    inputs = {call.id: call.input for call in last.get_content_blocks("tool_call")}
+    arguments = [_normalized(inputs.get(call_id, "")) for call_id in streak]
+    count = 0
+    for value in arguments:
+        if value != arguments[0]:
+            break
+        count += 1
+    return (tool_name, count) if count >= limit else None
+
+
+def _normalized(raw: str) -> str:
+    """Arguments compared regardless of key order; invalid JSON compared as written."""
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True)
+    except (TypeError, ValueError):
+        return raw.strip()
