@@ -9,9 +9,22 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 import agent_core
-from actors.client import RuntimeClient
+from actors.client import MAX_UPLOAD_REQUEST_BYTES, RuntimeClient
+from serve.body_limit import BodyLimit
 from serve.errors import install_error_handlers
-from serve.routes import agents, chat, credentials, health, models, schedules, sessions, workspace
+from serve.routes import (
+    agents,
+    chat,
+    credentials,
+    health,
+    library,
+    models,
+    schedules,
+    sessions,
+    workspace,
+    workspace_files,
+    workspace_library,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +47,8 @@ def build_app(runtime_factory: Callable[[], RuntimeClient]) -> FastAPI:
 
     app = FastAPI(title="Troupe", version=agent_core.__version__, lifespan=lifespan)
     install_error_handlers(app)
-    for module in (health, agents, credentials, models, sessions, chat, schedules, workspace):
+    app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
+    routes = (health, agents, credentials, models, sessions, chat, schedules, library)
+    for module in (*routes, workspace, workspace_library, workspace_files):
         app.include_router(module.router)
     return app

@@ -1,4 +1,4 @@
-"""Mapping runtime errors to HTTP responses: `{"detail": ..., "error": {"type", "message"}}`."""
+"""Mapping runtime and workspace errors to HTTP: `{"detail": ..., "error": {"type", "message"}}`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,20 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from actors.client import (
+    InvalidSkill,
+    MCPExists,
+    MCPUnavailable,
+    PathForbidden,
+    TooLarge,
+    WorkspaceClosed,
+    WorkspaceError,
+    WorkspaceItemNotFound,
+    WrongFileType,
+)
 from actors.errors import (
     InboxFull,
+    InvalidDownloadToken,
     InvalidRequest,
     NotFound,
     RuntimeErrorBase,
@@ -20,12 +32,21 @@ from actors.errors import (
 
 log = logging.getLogger(__name__)
 
-_STATUS: list[tuple[type[RuntimeErrorBase], int]] = [
+_STATUS: list[tuple[type[Exception], int]] = [
     (NotFound, 404),
     (InvalidRequest, 409),
     (InboxFull, 429),
     (StorageUnavailable, 503),
     (SessionUnavailable, 503),
+    (InvalidDownloadToken, 401),
+    (WorkspaceItemNotFound, 404),
+    (PathForbidden, 403),
+    (WrongFileType, 400),
+    (TooLarge, 413),
+    (MCPExists, 409),
+    (MCPUnavailable, 400),
+    (InvalidSkill, 400),
+    (WorkspaceClosed, 503),  # evicted or shut down under the request; retrying opens it again
 ]
 
 
@@ -38,11 +59,11 @@ def error_response(status: int, kind: str, message: str) -> JSONResponse:
     )
 
 
-async def _runtime_error(_: Request, exc: Exception) -> JSONResponse:
+async def _mapped_error(_: Request, exc: Exception) -> JSONResponse:
     for kind, status in _STATUS:
         if isinstance(exc, kind):
             return error_response(status, type(exc).__name__, str(exc))
-    log.error("unmapped runtime error", exc_info=exc)
+    log.error("unmapped %s", type(exc).__name__, exc_info=exc)
     return error_response(500, "InternalError", "internal error")
 
 
@@ -54,6 +75,7 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Register the runtime-error mapping and the secret-safe validation errors on `app`."""
-    app.add_exception_handler(RuntimeErrorBase, _runtime_error)
+    """Register the runtime and workspace error mapping and the secret-safe validation errors."""
+    app.add_exception_handler(RuntimeErrorBase, _mapped_error)
+    app.add_exception_handler(WorkspaceError, _mapped_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

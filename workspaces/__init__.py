@@ -5,22 +5,30 @@ no ray, fastapi, starlette or redis.
 """
 
 from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBase
+from workspaces.browse import DirectoryEntry, DirectoryListing, FileInfo
 from workspaces.errors import (
     CorruptWorkspace,
     InvalidSkill,
     MCPExists,
     MCPNotFound,
     MCPUnavailable,
+    PathForbidden,
+    PathNotFound,
     SkillNotFound,
+    TooLarge,
     WorkspaceClosed,
     WorkspaceError,
     WorkspaceItemNotFound,
+    WrongFileType,
 )
 from workspaces.local import LocalWorkspace
 from workspaces.manager import LocalWorkspaceManager, WorkspaceKey, WorkspaceManagerBase
 
 __all__ = [
     "CorruptWorkspace",
+    "DirectoryEntry",
+    "DirectoryListing",
+    "FileInfo",
     "InstalledSkill",
     "InvalidSkill",
     "LocalWorkspace",
@@ -30,11 +38,15 @@ __all__ = [
     "MCPStatus",
     "MCPToolInfo",
     "MCPUnavailable",
+    "PathForbidden",
+    "PathNotFound",
     "SkillNotFound",
+    "TooLarge",
     "WorkspaceBase",
     "WorkspaceClosed",
     "WorkspaceError",
     "WorkspaceItemNotFound",
     "WorkspaceKey",
     "WorkspaceManagerBase",
+    "WrongFileType",
 ]
