@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.api import make_session as session_with_model
+from tests.support.api import post_chat
+from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.unit.serve._workspace_api import (
     ALICE,
     BOB,
@@ -220,3 +224,53 @@ async def test_tokens_are_minted_only_for_files_the_user_may_read(
     await service.api.delete(f"/sessions/{scope['session_id']}", headers=ALICE)
     file = {**scope, "path": "notes/todo.md", "token": minted.json()["token"]}
     assert (await service.api.get("/workspace/files", params=file)).status_code == 404
+
+
+async def test_links_an_agent_makes_in_its_sandbox_are_not_followed(
+    redis_url: str, tmp_path: Path
+) -> None:
+    async with serve_api(redis_url, tmp_path / "root", workspace_backend="sandbox") as service:
+        api = service.api
+        bob = await make_session(api, BOB)
+        bob_root = Path(await open_workspace(api, bob, BOB))
+        (bob_root / "secret.txt").write_text("bob's secret\n")
+        with OpenAIWireServer(default_text="done") as model:
+            agent_id, session_id = await session_with_model(api, model.base_url)
+            bypass = {"permission_mode": "bypass"}
+            patched = await api.patch(f"/sessions/{session_id}", json=bypass, headers=ALICE)
+            assert patched.status_code == 200, patched.text
+            command = (
+                f"echo made > made.txt && ln -s /etc etc && ln -s {bob_root}/secret.txt bob "
+                "&& ln -s .. up"
+            )
+            model.push(ScriptedReply(tool_calls=[("c1", "Bash", {"command": command})]))
+            assert (await post_chat(api, agent_id, session_id, "go")).status_code == 200
+            await until_replied(api, session_id)
+        scope = {"agent_id": agent_id, "session_id": session_id}
+
+        listed = await api.get("/workspace/directories", params=scope, headers=ALICE)
+        assert listed.json()["path"] == str(service.workdir("alice", scope))
+        entries = {e["name"]: e for e in listed.json()["entries"]}
+        assert entries["made.txt"]["size_bytes"] == 5
+        for link in ("etc", "bob", "up"):
+            assert (entries[link]["is_dir"], entries[link]["size_bytes"]) == (False, None)
+        made = await api.get(
+            "/workspace/files", params={**scope, "path": "made.txt"}, headers=ALICE
+        )
+        assert made.text == "made\n"
+        for path in ("bob", "etc/passwd", "up/bob/secret.txt"):
+            got = await api.get("/workspace/files", params={**scope, "path": path}, headers=ALICE)
+            refused(got, 403, "symbolic link")
+        up = await api.get("/workspace/directories", params={**scope, "path": "up"}, headers=ALICE)
+        refused(up, 403, "symbolic link")
+
+
+async def until_replied(api: httpx.AsyncClient, session_id: str) -> None:
+    """Wait until the session's reply is over."""
+    async with asyncio.timeout(60):
+        while True:
+            page = await api.get(f"/sessions/{session_id}/messages", headers=ALICE)
+            body = page.json()
+            if not body["is_running"] and any(m["role"] == "assistant" for m in body["messages"]):
+                return
+            await asyncio.sleep(0.05)
