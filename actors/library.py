@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
+from redis.exceptions import WatchError
 
 from actors._redis_errors import storage_errors
 from actors.crypto import SecretBox
@@ -233,7 +234,24 @@ class Library:
         if await self.redis.hsetnx(names, name, item_id):
             return True
         holder = await self.redis.hget(names, name)
-        return holder is not None and holder.decode() == item_id
+        if holder is not None and holder.decode() == item_id:
+            return True
+        key_of = self.keys.library_mcp if kind == MCPS else self.keys.library_skill
+        if holder is not None and await self.redis.exists(key_of(holder.decode())):
+            return False
+        # Released meanwhile, or left to an item that no longer exists (a write cut short):
+        # take it over, unless another caller does first.
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(names)
+                if await pipe.hget(names, name) != holder:
+                    return False
+                pipe.multi()
+                pipe.hset(names, name, item_id)
+                await pipe.execute()
+            except WatchError:
+                return False
+        return True
 
     async def _release(self, user_id: str, kind: str, name: str, item_id: str) -> None:
         names = self.keys.library_names(user_id, kind)

@@ -88,10 +88,8 @@ def check_manifest(manifest: UploadManifest, parts: int) -> str:
     return root
 
 
-def pack_upload(
-    manifest: UploadManifest, root: str, contents: list[bytes]
-) -> tuple[SkillBundle, Skill]:
-    """The bundle of a checked upload (paths relative to `root`) and its parsed SKILL.md.
+def pack_upload(manifest: UploadManifest, root: str, contents: list[bytes]) -> SkillBundle:
+    """The bundle of a checked upload (paths relative to `root`), once its SKILL.md parses.
 
     Raises:
         InvalidSkill: A part's size differs from the manifest's, or SKILL.md is invalid.
@@ -108,10 +106,10 @@ def pack_upload(
     except UnicodeDecodeError as exc:
         raise InvalidSkill(f"{root}/{SKILL_FILE} is not UTF-8 text") from exc
     try:
-        skill = Skill.parse(markdown, root)
+        Skill.parse(markdown, root)
     except ToolError as exc:
         raise InvalidSkill(str(exc)) from exc
-    return SkillBundle.pack(files), skill
+    return SkillBundle.pack(files)
 
 
 def _parts(path: str) -> list[str]:

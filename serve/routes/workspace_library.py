@@ -82,7 +82,7 @@ async def upload_skill(
                 await part.read(entry.size + 1)
                 for entry, part in zip(parsed.entries, files, strict=True)
             ]
-            bundle, _ = pack_upload(parsed, root, contents)
+            bundle = pack_upload(parsed, root, contents)
             installed = await workspace.add_skill_bundle(bundle)
         except InvalidSkill as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc

@@ -346,3 +346,16 @@ async def test_openapi_matches_agentscopes_library_routes(service: WorkspaceAPI)
         mine = ours["components"]["schemas"][schema]
         assert set(mine["properties"]) == set(recorded["properties"]), schema
         assert set(mine.get("required", [])) == set(recorded.get("required", [])), schema
+
+
+async def test_a_name_left_to_a_vanished_record_is_taken_over(
+    service: WorkspaceAPI, raw_redis: redis.Redis
+) -> None:
+    keys = service.runtime.library.keys
+    raw_redis.hset(keys.library_names("alice", "mcps"), "demo", "ghost")  # a write cut short
+    scope = await make_session(service.api)
+    added = await service.api.post("/workspace/mcp", params=scope, json=DEMO, headers=ALICE)
+    assert added.status_code == 201, added.text
+    (view,) = (await service.api.get("/mcp", headers=ALICE)).json()
+    assert view["name"] == "demo"
+    assert raw_redis.hget(keys.library_names("alice", "mcps"), "demo") == view["id"].encode()
