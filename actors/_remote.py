@@ -45,6 +45,7 @@ from agent_core.tool.execution import ToolInvocation
 log = logging.getLogger(__name__)
 
 _WAKE_ATTEMPTS = 3
+_FILE_CHUNKS_AHEAD = 8
 
 
 def session_actor_name(session_id: str) -> str:
@@ -405,6 +406,26 @@ class WorkspaceActor:
     async def remove_skill(self, request: str, name: str) -> None:
         """Uninstall a skill."""
         await self._host.remove_skill(WorkspaceRequest.model_validate_json(request), name)
+
+    async def list_directory(self, request: str, path: str) -> str:
+        """One directory inside the workspace, as a `DirectoryListing` JSON."""
+        req = WorkspaceRequest.model_validate_json(request)
+        return (await self._host.list_directory(req, path)).model_dump_json()
+
+    async def file_info(self, request: str, path: str) -> str:
+        """A regular file inside the workspace, as a `FileInfo` JSON."""
+        req = WorkspaceRequest.model_validate_json(request)
+        return (await self._host.file_info(req, path)).model_dump_json()
+
+    # File contents travel as raw bytes (not JSON); backpressure keeps a slow reader from
+    # making the node read the whole file into the object store ahead of it.
+    @ray.method(_generator_backpressure_num_objects=_FILE_CHUNKS_AHEAD)  # type: ignore[untyped-decorator]
+    async def file_chunks(self, request: str, path: str, size: int) -> AsyncGenerator[bytes, None]:
+        """Stream the first `size` bytes of a file inside the workspace."""
+        chunks = self._host.file_chunks(WorkspaceRequest.model_validate_json(request), path, size)
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
 
     def pid(self) -> int:
         """The worker process id (for operations and fault-injection tests)."""

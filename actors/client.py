@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 from actors._redis_errors import storage_errors
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
+from actors.download_tokens import DownloadTokens
 from actors.errors import (
     NotAwaiting,
     NotFound,
@@ -30,23 +31,33 @@ from actors.errors import (
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
+from actors.library import AddResult, Library
 from actors.lifecycle import delete_user_session
 from actors.models import check_model_configs
 from actors.records import (
     AgentData,
     AgentRecord,
     CredentialRecord,
+    MCPRecord,
     SessionConfig,
     SessionRecord,
     SessionStatus,
+    SkillRecord,
 )
 from actors.redis_connect import connect
 from actors.schedule_service import ScheduleService
 from actors.settings import RuntimeSettings
+from actors.skill_upload import (
+    MAX_UPLOAD_REQUEST_BYTES,
+    UploadManifest,
+    check_manifest,
+    pack_upload,
+)
 from actors.status import parked_status
 from actors.storage import RedisStorage
 from actors.team import TeamNotFound, TeamRecord, TeamStore
 from actors.workspace_backends import workspace_health
+from actors.workspace_host import FileStream
 from actors.workspaces import (
     SessionWorkspaces,
     WorkspaceHandle,
@@ -58,8 +69,23 @@ from agent_core.credential import Credential
 from agent_core.event import CustomEvent, UserInterruptEvent
 from agent_core.message import Msg
 from agent_core.state import ToolContext
+from workspaces import (
+    DirectoryListing,
+    InvalidSkill,
+    MCPExists,
+    MCPUnavailable,
+    PathForbidden,
+    TooLarge,
+    WorkspaceClosed,
+    WorkspaceError,
+    WorkspaceItemNotFound,
+    WrongFileType,
+)
 
 log = logging.getLogger(__name__)
+
+MAX_CONCURRENT_UPLOADS = 4
+"""Skill uploads one API process unpacks at once (each holds up to a bundle in memory)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +138,9 @@ class RuntimeClient:
             dispatcher.schedules = self.schedules
         self._sweeper: asyncio.Task[None] | None = None
         self.workspaces = workspaces or shared_workspaces(settings)
+        self.library = Library(self.redis, keys, self.storage.secrets)
+        self.download_tokens = DownloadTokens(self.storage.secrets)
+        self.upload_slots = asyncio.Semaphore(MAX_CONCURRENT_UPLOADS)
 
     def start_sweeper(self) -> None:
         """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
@@ -460,11 +489,29 @@ def ray_dispatcher(settings: RuntimeSettings) -> SessionDispatcher:
 
 
 __all__ = [
+    "MAX_UPLOAD_REQUEST_BYTES",
+    "AddResult",
+    "DirectoryListing",
+    "FileStream",
     "InProcessDispatcher",
+    "InvalidSkill",
+    "MCPExists",
+    "MCPRecord",
+    "MCPUnavailable",
     "MessagesPage",
+    "PathForbidden",
     "RuntimeClient",
     "SessionDispatcher",
+    "SkillRecord",
+    "TooLarge",
+    "UploadManifest",
+    "WorkspaceClosed",
+    "WorkspaceError",
     "WorkspaceHandle",
+    "WorkspaceItemNotFound",
+    "WrongFileType",
+    "check_manifest",
+    "pack_upload",
     "ray_dispatcher",
     "ray_workspaces",
 ]

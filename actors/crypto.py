@@ -1,4 +1,4 @@
-"""`SecretBox`: encrypts the secret fields of credentials before they reach Redis.
+"""`SecretBox`: encrypts the secret fields of credentials before they reach Redis, signs tokens.
 
 The key comes from `RuntimeSettings.secret_key` (`TROUPE_SECRET_KEY`): one or more Fernet keys,
 comma-separated; the first encrypts, every one decrypts, so a key is rotated by putting the new
@@ -13,7 +13,10 @@ Generate a key with
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import hmac
 import logging
 from collections.abc import Callable
 from typing import TypeVar
@@ -44,6 +47,7 @@ class SecretBox:
         keys = [k.strip() for k in secret_key.split(",") if k.strip()]
         try:
             self._fernet = MultiFernet([Fernet(k) for k in keys])
+            self._raw_keys = [base64.urlsafe_b64decode(k) for k in keys]
         except ValueError as exc:  # the message never includes the key
             raise SecretKeyError(
                 "the secret key must be one or more comma-separated Fernet keys "
@@ -83,6 +87,18 @@ class SecretBox:
                 "(was TROUPE_SECRET_KEY changed without keeping the old key?)"
             ) from exc
 
+    def sign(self, purpose: str, message: bytes) -> bytes:
+        """Return the HMAC-SHA256 tag of `message` for `purpose`, keyed by the first key.
+
+        Each purpose gets a key of its own derived from the Fernet key, so a tag made for
+        one purpose never verifies for another.
+        """
+        return _mac(self._raw_keys[0], purpose, message)
+
+    def verify(self, purpose: str, message: bytes, tag: bytes) -> bool:
+        """Whether `tag` is the tag of `message` for `purpose` under any configured key."""
+        return any(hmac.compare_digest(_mac(key, purpose, message), tag) for key in self._raw_keys)
+
     def seal(self, credential: C) -> C:
         """Return a copy of `credential` whose secret fields hold tokens."""
         return self._map_secrets(credential, self.encrypt)
@@ -103,6 +119,11 @@ class SecretBox:
             if isinstance(value := getattr(credential, name), str)
         }
         return credential.model_copy(update=update)
+
+
+def _mac(key: bytes, purpose: str, message: bytes) -> bytes:
+    derived = hmac.new(key, f"troupe:{purpose}".encode(), hashlib.sha256).digest()
+    return hmac.new(derived, message, hashlib.sha256).digest()
 
 
 @functools.cache

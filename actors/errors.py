@@ -6,11 +6,15 @@
     ├── NotFound                 a record does not exist or belongs to another user
     │   ├── AgentNotFound
     │   ├── CredentialNotFound
-    │   └── SessionNotFound
+    │   ├── SessionNotFound
+    │   ├── LibraryMCPNotFound   no such MCP in the user's library
+    │   └── LibrarySkillNotFound no such skill in the user's library
     ├── InboxFull                a session's inbox is at its bound; the item was not accepted
     ├── InvalidRequest           a request is well-formed but cannot be carried out
     │   ├── SessionBusy          the session is running a reply
-    │   └── NotAwaiting          a resume input answers a pause the session is not in
+    │   ├── NotAwaiting          a resume input answers a pause the session is not in
+    │   └── NameTaken            another library item of the user has that name
+    ├── InvalidDownloadToken     a download token is malformed, altered, misapplied or expired
     ├── StorageUnavailable       Redis cannot be reached
     ├── SessionUnavailable       the session's actor could not be reached or activated
     ├── SecretKeyError           the secret key is malformed or cannot decrypt a stored secret
@@ -57,6 +61,18 @@ class SessionNotFound(NotFound):
     kind = "session"
 
 
+class LibraryMCPNotFound(NotFound):
+    """No such MCP in the user's library."""
+
+    kind = "installed MCP"
+
+
+class LibrarySkillNotFound(NotFound):
+    """No such skill in the user's library."""
+
+    kind = "installed skill"
+
+
 class InboxFull(RuntimeErrorBase):
     """The session's inbox holds its maximum number of unconsumed items."""
 
@@ -71,6 +87,14 @@ class SessionBusy(InvalidRequest):
 
 class NotAwaiting(InvalidRequest):
     """A confirmation/external result does not answer the session's parked reply."""
+
+
+class NameTaken(InvalidRequest):
+    """Another item of the user's library has that name (names are unique per user)."""
+
+
+class InvalidDownloadToken(RuntimeErrorBase):
+    """A download token is malformed, altered, issued for another file, or expired."""
 
 
 class StorageUnavailable(RuntimeErrorBase):

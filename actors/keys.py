@@ -9,6 +9,13 @@ key                                     type    holds
 {p}:user:{user_id}:credentials          zset    credential ids by creation time
 {p}:session:{session_id}                string  SessionRecord JSON (without state)
 {p}:user:{user_id}:sessions             zset    session ids by creation time
+{p}:mcp:{mcp_id}                        string  MCPRecord JSON (library), its config encrypted
+{p}:user:{user_id}:mcps                 zset    library MCP ids by creation time
+{p}:user:{user_id}:mcps:names           hash    library MCP name -> id (names are unique)
+{p}:skill:{skill_id}                    string  SkillRecord JSON (library)
+{p}:skill:{skill_id}:files              string  SkillBundle JSON: the library skill's files
+{p}:user:{user_id}:skills               zset    library skill ids by creation time
+{p}:user:{user_id}:skills:names         hash    library skill name -> id (names are unique)
 {p}:session:{session_id}:state          string  AgentState JSON
 {p}:session:{session_id}:messages       list    persisted Msg JSON, oldest first
 {p}:session:{session_id}:message_index  hash    Msg id -> position in the list
@@ -49,8 +56,24 @@ class Keys:
         return f"{self.prefix}:session:{session_id}"
 
     def user_index(self, user_id: str, kind: str) -> str:
-        """Ids of one kind of record owned by a user (`agents`, `credentials`, `sessions`)."""
+        """Ids of one kind of record a user owns (`agents`, `sessions`, `mcps`, ...)."""
         return f"{self.prefix}:user:{user_id}:{kind}"
+
+    def library_mcp(self, mcp_id: str) -> str:
+        """MCPRecord JSON (its config encrypted)."""
+        return f"{self.prefix}:mcp:{mcp_id}"
+
+    def library_skill(self, skill_id: str) -> str:
+        """SkillRecord JSON."""
+        return f"{self.prefix}:skill:{skill_id}"
+
+    def library_skill_files(self, skill_id: str) -> str:
+        """SkillBundle JSON of a library skill."""
+        return f"{self.library_skill(skill_id)}:files"
+
+    def library_names(self, user_id: str, kind: str) -> str:
+        """Hash: name -> id of a user's library items of one kind (`mcps`, `skills`)."""
+        return f"{self.user_index(user_id, kind)}:names"
 
     def state(self, session_id: str) -> str:
         """AgentState JSON of a session."""

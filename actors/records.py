@@ -1,4 +1,4 @@
-"""Stored records: agents, credentials, sessions (AgentScope's shapes)."""
+"""Stored records: agents, credentials, sessions, the MCP/skill library (AgentScope's shapes)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agent_core._ids import new_id, now_iso
 from agent_core.agent import ContextConfig, ReActConfig
 from agent_core.credential import Credential
+from agent_core.mcp import MCPClientConfig
 from agent_core.permission import PermissionMode
 from agent_core.state import AgentState
 
@@ -97,6 +98,50 @@ class CredentialRecord(_Record):
 
     user_id: str
     data: Credential
+
+
+class _LibraryItem(_Record):
+    """What the library keeps about an MCP or a skill besides its substance.
+
+    The display fields are a hub card's in AgentScope, snapshotted at install time; Troupe has
+    no hubs, so items are added by hand and the hub fields stay null.
+    """
+
+    user_id: str
+    display_name: str | None = Field(default=None, description="The user-facing name.")
+    description: str = Field(default="", description="What it does.")
+    tags: list[str] = Field(default_factory=list, description="Its tags.")
+    author: str | None = Field(default=None, description="Who published it.")
+    icon_url: str | None = Field(default=None, description="Its icon.")
+    url: str | None = Field(default=None, description="Its page on the hub's website.")
+    hub_id: str | None = Field(
+        default=None, description="The hub it came from, or null when added by hand."
+    )
+    card_id: str | None = Field(default=None, description="The card's id on that hub.")
+    version: str | None = Field(default=None, description="The card version installed.")
+    enabled: bool = Field(default=True, description="Whether the user has it turned on.")
+
+
+class MCPRecord(_LibraryItem):
+    """An MCP server in a user's library, ready to put into any of their workspaces.
+
+    Its configuration may hold secrets (headers, environment), so it is stored encrypted and
+    never shown by the library routes.
+    """
+
+    config: MCPClientConfig
+
+    @property
+    def name(self) -> str:
+        """The MCP's name, unique in the user's library (workspaces know it by this name)."""
+        return self.config.name
+
+
+class SkillRecord(_LibraryItem):
+    """A skill in a user's library; its files are stored beside the record."""
+
+    name: str = Field(description="The skill name, unique in the user's library.")
+    markdown: str = Field(default="", description="Its SKILL.md.")
 
 
 class ChatModelConfig(BaseModel):

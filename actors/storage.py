@@ -49,7 +49,8 @@ class RedisStorage:
         self._secret_key = secret_key
         self._box = SecretBox(secret_key) if secret_key else None
 
-    async def _secrets(self) -> SecretBox:
+    async def secrets(self) -> SecretBox:
+        """The deployment's `SecretBox` (its generated key is fetched on first use)."""
         if self._box is None:
             self._box = await SecretBox.for_deployment(self.redis, self.keys, self._secret_key)
         return self._box
@@ -143,11 +144,11 @@ class RedisStorage:
         return record
 
     async def _sealed(self, record: CredentialRecord) -> CredentialRecord:
-        box = await self._secrets()
+        box = await self.secrets()
         return record.model_copy(update={"data": box.seal(record.data)})
 
     async def _opened(self, record: CredentialRecord) -> CredentialRecord:
-        box = await self._secrets()
+        box = await self.secrets()
         return record.model_copy(update={"data": box.open(record.data)})
 
     async def get_credential(self, user_id: str, credential_id: str) -> CredentialRecord:

@@ -30,8 +30,16 @@ from agent_core.skill import Skill
 from agent_core.tool import ToolChunk
 from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
-from workspaces import InstalledSkill, MCPStatus, WorkspaceBase, WorkspaceManagerBase
-from workspaces.errors import InvalidSkill
+from workspaces import (
+    DirectoryListing,
+    FileInfo,
+    InstalledSkill,
+    MCPStatus,
+    WorkspaceBase,
+    WorkspaceManagerBase,
+)
+from workspaces.browse import CHUNK_BYTES, list_directory, open_file
+from workspaces.errors import FileChanged, InvalidSkill
 from workspaces.git import GitStatus, read_git_status, run_in_workspace
 
 log = logging.getLogger(__name__)
@@ -90,6 +98,11 @@ class SkillBundle(BaseModel):
     files: dict[str, str] = Field(description="Each file of the skill, base64-encoded.")
 
     @classmethod
+    def pack(cls, files: dict[str, bytes]) -> SkillBundle:
+        """The bundle of these files (relative path -> content)."""
+        return cls(files={name: base64.b64encode(data).decode() for name, data in files.items()})
+
+    @classmethod
     def read(cls, directory: Path) -> SkillBundle:
         """Pack a skill directory (blocking: run it in a thread).
 
@@ -124,6 +137,18 @@ class SkillBundle(BaseModel):
                 raise InvalidSkill(f"skill file {name!r} points outside the skill")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(base64.b64decode(data))
+
+
+@dataclass(frozen=True)
+class FileStream:
+    """A workspace file being read: what it is, and its bytes (read as `chunks` is consumed).
+
+    Nothing is held open until `chunks` is iterated; the file is then opened again (confined
+    as before) and exactly `info.size_bytes` bytes are read.
+    """
+
+    info: FileInfo
+    chunks: AsyncGenerator[bytes, None]
 
 
 CompletionDelivery = Callable[[str, ToolCallBlock, str, ToolResultState], Awaitable[None]]
@@ -380,6 +405,56 @@ class WorkspaceHost:
         """Uninstall a skill (see `WorkspaceBase.remove_skill`)."""
         async with self._workspace(request) as workspace:
             await workspace.remove_skill(name)
+
+    async def _workdir(self, request: WorkspaceRequest) -> Path:
+        async with self._workspace(request) as workspace:
+            return workspace.workdir
+
+    async def list_directory(self, request: WorkspaceRequest, path: str) -> DirectoryListing:
+        """List one directory of the workspace (see `workspaces.browse.list_directory`).
+
+        Raises:
+            PathForbidden, PathNotFound, WrongFileType, TooLarge: see `list_directory`.
+        """
+        return await asyncio.to_thread(list_directory, await self._workdir(request), path)
+
+    async def file_info(self, request: WorkspaceRequest, path: str) -> FileInfo:
+        """Describe a regular file of the workspace, confined to it (see `open_file`).
+
+        Raises:
+            PathForbidden, PathNotFound, WrongFileType, TooLarge: see `open_file`.
+        """
+        handle, info = await asyncio.to_thread(open_file, await self._workdir(request), path)
+        handle.close()
+        return info
+
+    async def file_chunks(
+        self, request: WorkspaceRequest, path: str, size: int
+    ) -> AsyncGenerator[bytes, None]:
+        """The first `size` bytes of a file of the workspace, a chunk at a time.
+
+        Raises:
+            PathForbidden, PathNotFound, WrongFileType, TooLarge: see `open_file`.
+            FileChanged: The file now holds fewer than `size` bytes.
+        """
+        handle, _ = await asyncio.to_thread(open_file, await self._workdir(request), path)
+        with handle:
+            remaining = size
+            while remaining:
+                chunk = await asyncio.to_thread(handle.read, min(CHUNK_BYTES, remaining))
+                if not chunk:
+                    raise FileChanged(f"{path!r} shrank while it was being read")
+                remaining -= len(chunk)
+                yield chunk
+
+    async def read_file(self, request: WorkspaceRequest, path: str) -> FileStream:
+        """A regular file of the workspace, to be streamed (see `FileStream`).
+
+        Raises:
+            PathForbidden, PathNotFound, WrongFileType, TooLarge: see `open_file`.
+        """
+        info = await self.file_info(request, path)
+        return FileStream(info, self.file_chunks(request, path, info.size_bytes))
 
     async def aclose(self) -> None:
         """Close every workspace (stopping tool hosts and MCP servers)."""

@@ -28,6 +28,7 @@ from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.settings import RuntimeSettings
 from actors.workspace_host import (
+    FileStream,
     SkillBundle,
     WorkspaceRequest,
     WorkspaceStatusView,
@@ -38,7 +39,7 @@ from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolChunk
 from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
-from workspaces import InstalledSkill, MCPStatus
+from workspaces import DirectoryListing, FileInfo, InstalledSkill, MCPStatus
 from workspaces.errors import WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -124,10 +125,7 @@ class RayWorkspaceService:
             try:
                 return await getattr(actor, method).remote(request.model_dump_json(), *args)
             except RayTaskError as exc:
-                cause = exc.cause
-                if isinstance(cause, WorkspaceError):
-                    raise cause from None
-                raise WorkspaceError(f"{type(cause).__name__}: {cause}") from exc
+                raise _workspace_error(exc) from None
             except RayActorError as exc:
                 self._forget_nodes()
                 if attempt:
@@ -253,7 +251,46 @@ class RayWorkspaceService:
         """Uninstall a skill."""
         await self._call(request, "remove_skill", name)
 
+    async def list_directory(self, request: WorkspaceRequest, path: str) -> DirectoryListing:
+        """List one directory inside the workspace, on its node."""
+        raw = await self._call(request, "list_directory", path)
+        return DirectoryListing.model_validate_json(raw)
+
+    async def read_file(self, request: WorkspaceRequest, path: str) -> FileStream:
+        """Describe the file on its node; its bytes stream from there as `chunks` is read."""
+        info = FileInfo.model_validate_json(await self._call(request, "file_info", path))
+        return FileStream(info, self._file_chunks(request, path, info.size_bytes))
+
+    async def _file_chunks(
+        self, request: WorkspaceRequest, path: str, size: int
+    ) -> AsyncGenerator[bytes, None]:
+        actor = await self._actor(request)
+        stream = actor.file_chunks.remote(request.model_dump_json(), path, size)
+        finished = False
+        try:
+            async for ref in stream:
+                yield await ref
+            finished = True
+        except RayTaskError as exc:
+            finished = True
+            raise _workspace_error(exc) from None
+        except RayError as exc:
+            self._forget_nodes()
+            raise WorkspaceError(f"the workspace host stopped while {path!r} was read") from exc
+        finally:
+            if not finished:  # the reader went away: stop reading on the node
+                with contextlib.suppress(RayError):
+                    ray.cancel(stream)
+
     async def aclose(self) -> None:
         """Close this process's Redis connection (the actors keep serving)."""
         if self._owns_redis:
             await self._redis.aclose()
+
+
+def _workspace_error(exc: RayTaskError) -> WorkspaceError:
+    """The workspace error an actor raised (any other failure wrapped in one)."""
+    cause = exc.cause
+    if isinstance(cause, WorkspaceError):
+        return cause
+    return WorkspaceError(f"{type(cause).__name__}: {cause}")

@@ -21,6 +21,7 @@ from actors.records import SessionRecord
 from actors.settings import RuntimeSettings
 from actors.workspace_backends import workspace_manager
 from actors.workspace_host import (
+    FileStream,
     SkillBundle,
     WorkspaceHost,
     WorkspaceRequest,
@@ -36,7 +37,7 @@ from agent_core.skill import SkillViewer
 from agent_core.tool import ToolBase, ToolChunk
 from agent_core.tool.builtin.runner import workspace_tools
 from agent_core.tool.execution import ToolInvocation, ToolOutput
-from workspaces import InstalledSkill, MCPStatus
+from workspaces import DirectoryListing, InstalledSkill, MCPStatus
 
 # Keys of the working directories a session's workspace grants in its PermissionContext.
 WORKSPACE_DIRECTORY = "workspace"
@@ -117,6 +118,28 @@ class WorkspaceService(Protocol):
 
     async def remove_skill(self, request: WorkspaceRequest, name: str) -> None:
         """Uninstall a skill."""
+        ...
+
+    async def list_directory(self, request: WorkspaceRequest, path: str) -> DirectoryListing:
+        """List one directory inside the workspace (never outside it, nor through a link).
+
+        Raises:
+            PathForbidden: `path` leaves the workspace or goes through a symbolic link.
+            PathNotFound: nothing is there.
+            WrongFileType: it is not a directory.
+            TooLarge: it holds too many entries.
+        """
+        ...
+
+    async def read_file(self, request: WorkspaceRequest, path: str) -> FileStream:
+        """Open a regular file inside the workspace for streaming (see `FileStream`).
+
+        Raises:
+            PathForbidden: `path` leaves the workspace or goes through a symbolic link.
+            PathNotFound: nothing is there.
+            WrongFileType: it is a directory, or not a regular file.
+            TooLarge: it is larger than the workspace serves.
+        """
         ...
 
     async def aclose(self) -> None:
@@ -345,6 +368,22 @@ class WorkspaceHandle:
         """
         bundle = await asyncio.to_thread(SkillBundle.read, Path(skill_path))
         return await self.service.add_skill(self.request, bundle)
+
+    async def add_skill_bundle(self, bundle: SkillBundle) -> InstalledSkill:
+        """Install a skill sent as a bundle (an upload, a library copy).
+
+        Raises:
+            InvalidSkill: the bundle is not a valid skill.
+        """
+        return await self.service.add_skill(self.request, bundle)
+
+    async def list_directory(self, path: str) -> DirectoryListing:
+        """List one directory inside the workspace (see `WorkspaceService.list_directory`)."""
+        return await self.service.list_directory(self.request, path)
+
+    async def read_file(self, path: str) -> FileStream:
+        """Open a file inside the workspace for streaming (see `WorkspaceService.read_file`)."""
+        return await self.service.read_file(self.request, path)
 
     async def remove_skill(self, name: str) -> None:
         """Uninstall a skill.

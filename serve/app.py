@@ -15,10 +15,17 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 
 import agent_core
-from actors.client import RuntimeClient, SessionDispatcher, ray_dispatcher, ray_workspaces
+from actors.client import (
+    MAX_UPLOAD_REQUEST_BYTES,
+    RuntimeClient,
+    SessionDispatcher,
+    ray_dispatcher,
+    ray_workspaces,
+)
 from actors.extensions import AgentMiddlewareFactory, AgentToolFactory, import_path
 from actors.settings import RuntimeSettings
 from actors.team import SubAgentTemplate, template_registry
+from serve.body_limit import BodyLimit
 from serve.errors import install_error_handlers
 from serve.routes import (
     agents,
@@ -26,11 +33,14 @@ from serve.routes import (
     credentials,
     health,
     knowledge_bases,
+    library,
     models,
     schedules,
     sessions,
     tts_models,
     workspace,
+    workspace_files,
+    workspace_library,
 )
 from workspaces import LocalWorkspaceManager
 
@@ -186,6 +196,7 @@ def build_app(
 
     app = FastAPI(title=title, version=version, lifespan=lifespan, middleware=list(middlewares))
     install_error_handlers(app)
+    app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
     routers = (
         health,
         agents,
@@ -197,6 +208,9 @@ def build_app(
         schedules,
         workspace,
         knowledge_bases,
+        library,
+        workspace_library,
+        workspace_files,
     )
     for module in routers:
         app.include_router(module.router)

@@ -21,8 +21,20 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from actors.client import (
+    InvalidSkill,
+    MCPExists,
+    MCPUnavailable,
+    PathForbidden,
+    TooLarge,
+    WorkspaceClosed,
+    WorkspaceError,
+    WorkspaceItemNotFound,
+    WrongFileType,
+)
 from actors.errors import (
     InboxFull,
+    InvalidDownloadToken,
     InvalidRequest,
     NotFound,
     RuntimeErrorBase,
@@ -32,12 +44,21 @@ from actors.errors import (
 
 log = logging.getLogger(__name__)
 
-_STATUS: list[tuple[type[RuntimeErrorBase], int]] = [
+_STATUS: list[tuple[type[Exception], int]] = [
     (NotFound, 404),
     (InvalidRequest, 409),
     (InboxFull, 429),
     (StorageUnavailable, 503),
     (SessionUnavailable, 503),
+    (InvalidDownloadToken, 401),
+    (WorkspaceItemNotFound, 404),
+    (PathForbidden, 403),
+    (WrongFileType, 400),
+    (TooLarge, 413),
+    (MCPExists, 409),
+    (MCPUnavailable, 400),
+    (InvalidSkill, 400),
+    (WorkspaceClosed, 503),  # evicted or shut down under the request; retrying opens it again
 ]
 
 
@@ -107,5 +128,6 @@ def install_error_handlers(app: FastAPI) -> None:
     """Give every error of `app` the one error body (runtime, HTTP, validation, unhandled)."""
     app.add_exception_handler(RuntimeErrorBase, _runtime_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(WorkspaceError, _runtime_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _internal_error)

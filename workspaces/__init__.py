@@ -5,16 +5,21 @@ no ray, fastapi, starlette or redis.
 """
 
 from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBase
+from workspaces.browse import DirectoryEntry, DirectoryListing, FileInfo
 from workspaces.errors import (
     CorruptWorkspace,
     InvalidSkill,
     MCPExists,
     MCPNotFound,
     MCPUnavailable,
+    PathForbidden,
+    PathNotFound,
     SkillNotFound,
+    TooLarge,
     WorkspaceClosed,
     WorkspaceError,
     WorkspaceItemNotFound,
+    WrongFileType,
 )
 from workspaces.git import GitStatus, read_git_status
 from workspaces.local import LocalWorkspace
@@ -22,6 +27,9 @@ from workspaces.manager import LocalWorkspaceManager, WorkspaceKey, WorkspaceMan
 
 __all__ = [
     "CorruptWorkspace",
+    "DirectoryEntry",
+    "DirectoryListing",
+    "FileInfo",
     "GitStatus",
     "InstalledSkill",
     "InvalidSkill",
@@ -32,12 +40,16 @@ __all__ = [
     "MCPStatus",
     "MCPToolInfo",
     "MCPUnavailable",
+    "PathForbidden",
+    "PathNotFound",
     "SkillNotFound",
+    "TooLarge",
     "WorkspaceBase",
     "WorkspaceClosed",
     "WorkspaceError",
     "WorkspaceItemNotFound",
     "WorkspaceKey",
     "WorkspaceManagerBase",
+    "WrongFileType",
     "read_git_status",
 ]

@@ -7,9 +7,14 @@
     ├── MCPExists                an MCP server of that name is already registered
     ├── MCPUnavailable           an MCP server cannot be added: rejected config or unreachable
     ├── InvalidSkill             a skill directory has no valid SKILL.md
-    ├── WorkspaceItemNotFound    a named MCP server or skill is not in the workspace
+    ├── WorkspaceItemNotFound    a named MCP server, skill or path is not in the workspace
     │   ├── MCPNotFound
-    │   └── SkillNotFound
+    │   ├── SkillNotFound
+    │   └── PathNotFound
+    ├── PathForbidden            a path leaves the workspace (`..`, a link) or is unreadable
+    ├── WrongFileType            a path names a file where a directory is meant, or the reverse
+    ├── TooLarge                 a file or directory is too large to serve
+    ├── FileChanged              a file shrank while it was being read
     ├── CorruptWorkspace         a file of the workspace layout cannot be read back
     ├── SandboxUnavailable       the sandbox cannot be set up here (no bubblewrap, ...)
     └── DockerUnavailable        a Docker workspace cannot start (no daemon, no image, ...)
@@ -67,6 +72,28 @@ class SkillNotFound(WorkspaceItemNotFound):
     """No skill of that name is installed."""
 
     kind = "skill"
+
+
+class PathNotFound(WorkspaceItemNotFound):
+    """No file or directory at that path."""
+
+    kind = "path"
+
+
+class PathForbidden(WorkspaceError):
+    """A path leads out of the workspace (above it, through a symbolic link) or is unreadable."""
+
+
+class WrongFileType(WorkspaceError):
+    """A path names a file where a directory is meant, a directory where a file is, or neither."""
+
+
+class TooLarge(WorkspaceError):
+    """A file or directory is larger than what the workspace serves in one request."""
+
+
+class FileChanged(WorkspaceError):
+    """A file shrank while it was being read."""
 
 
 class SandboxUnavailable(WorkspaceError):

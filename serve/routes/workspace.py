@@ -74,11 +74,17 @@ async def list_mcps(workspace: SessionWorkspace) -> list[MCPClientStatusBody]:
 
 
 @router.post("/mcp", status_code=201)
-async def add_mcp(body: MCPClientBody, workspace: SessionWorkspace) -> MCPClientStatusBody:
-    """Add an MCP client to the session's workspace (connected first when stateful)."""
+async def add_mcp(
+    body: MCPClientBody, workspace: SessionWorkspace, user: UserId, runtime: Runtime
+) -> MCPClientStatusBody:
+    """Add an MCP client to the session's workspace (connected first when stateful).
+
+    It is also kept in the user's library, unless the library has an MCP of that name.
+    """
     with _http_errors():
         await workspace.add_mcp(body.to_config())
         statuses = await workspace.mcp_statuses()
+    await runtime.library.remember_mcp(user, body.to_config())
     return next(MCPClientStatusBody.of(s) for s in statuses if s.config.name == body.name)
 
 

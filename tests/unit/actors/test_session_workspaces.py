@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from actors.records import SessionConfig, SessionRecord
 from actors.settings import RuntimeSettings
 from actors.workspace_host import WorkspaceHost
@@ -19,7 +21,8 @@ from agent_core.ports import Offloader
 from agent_core.state import AgentState
 from agent_core.tool import Toolkit
 from tests.unit.workspaces._helpers import write_skill
-from workspaces import LocalWorkspaceManager
+from workspaces import LocalWorkspaceManager, PathForbidden
+from workspaces.errors import FileChanged
 
 
 def session(**config: str) -> SessionRecord:
@@ -98,3 +101,30 @@ async def test_each_process_shares_one_instance_per_root(tmp_path: Path) -> None
         pass
     await first.aclose()
     assert shared_workspaces(settings) is not first
+
+
+async def test_a_file_is_streamed_confined_even_if_it_changes_after_it_was_found(
+    tmp_path: Path,
+) -> None:
+    host = WorkspaceHost(LocalWorkspaceManager(tmp_path / "root"))
+    handle = WorkspaceHandle(host, workspace_request(session()))
+    try:
+        listing = await handle.list_directory("")
+        root = Path(listing.path)
+        (root / "data.bin").write_bytes(b"x" * 600_000)
+        stream = await handle.read_file("data.bin")
+        assert stream.info.size_bytes == 600_000
+        assert b"".join([chunk async for chunk in stream.chunks]) == b"x" * 600_000
+
+        shrinking = await handle.read_file("data.bin")
+        (root / "data.bin").write_bytes(b"short")
+        with pytest.raises(FileChanged, match="shrank"):
+            _ = [chunk async for chunk in shrinking.chunks]
+
+        swapped = await handle.read_file("data.bin")
+        (root / "data.bin").unlink()
+        (root / "data.bin").symlink_to("/etc/passwd")
+        with pytest.raises(PathForbidden, match="symbolic link"):
+            _ = [chunk async for chunk in swapped.chunks]
+    finally:
+        await host.aclose()

@@ -27,16 +27,9 @@ NON_GOALS = {
     "/channels": "chat-platform channels are a non-goal",
     "/realtime": "realtime voice is a non-goal",
     "/hub": "MCP and skill hubs are a non-goal",
-    "/mcp": "the user-level MCP library feeds hubs (a non-goal); workspaces hold MCP servers",
-    "/skill": "the user-level skill library feeds hubs (a non-goal); workspaces hold skills",
-    "/workspace/mcp/from-library": "the MCP library is a non-goal",
-    "/workspace/skill/from-library": "the skill library is a non-goal",
 }
 # Routes and fields being added in parallel work (the web UI's needs, workspace files).
 IN_PROGRESS = {
-    "/workspace/directories": "workspace file browsing",
-    "/workspace/files": "workspace file browsing",
-    "/workspace/skill/upload": "skill upload",
 }
 IN_PROGRESS_FIELDS: dict[str, str] = {}
 
