@@ -4,14 +4,20 @@ The flow per mode (the spec's flowcharts)::
 
     DEFAULT       deny rules → ask rules → check_permissions → allow rules → ASK
     ACCEPT_EDITS  deny rules → ask rules → read-only? ALLOW → check_permissions → allow rules → ASK
-    EXPLORE       deny rules → read-only? (ask rules → ASK) ALLOW, else DENY
+    EXPLORE       deny rules → ask rules → read-only? ALLOW, else DENY
     BYPASS        deny rules → ask rules → check_permissions (its DENY stands) → ALLOW
     DONT_ASK      as DEFAULT, with every ASK (ask rules, safety, fallback) turned into DENY
 
 `check_permissions` may answer ALLOW or DENY (final), PASSTHROUGH (go on to allow rules), ASK
 (allow rules may still allow it) or a bypass-immune safety ASK, which allow rules cannot
 silence: it stands in DEFAULT and ACCEPT_EDITS, becomes DENY in DONT_ASK and is skipped in
-BYPASS. Deny and ask rules are honored in every mode, BYPASS included.
+BYPASS. Deny and ask rules are honored in every mode, BYPASS included; in EXPLORE an ask rule
+that matches a change only through Troupe's per-command reading denies it (EXPLORE never
+runs changes), one that matches the line literally asks. The built-in tools accept edits
+inside the working directories in DONT_ASK as in ACCEPT_EDITS (as AgentScope 2.0.11 does).
+
+Rules are matched twice (see `rules` and `_literal`): deny and ask rules apply when the
+tool's own reading or the literal one matches, allow rules only when both do.
 """
 
 from __future__ import annotations
