@@ -34,7 +34,26 @@ _DYNAMIC = {
     "cmdsub": "command substitution $(...)",
     "backtick": "backtick substitution `...`",
     "procsub": "process substitution <(...) / >(...)",
+    "braced": "a ${...} expansion",
 }
+# Control structures are analyzed like any other code, but the spec's Bash check asks about
+# them as constructs that cannot be checked statically, and so does Troupe.
+_OPAQUE = {
+    "subshell": "a subshell (...)",
+    "if": "an if statement",
+    "while": "a while loop",
+    "until": "an until loop",
+    "for": "a for loop",
+    "select": "a select loop",
+    "case": "a case statement",
+    "function": "a function definition",
+    "cond": "a [[ ... ]] test",
+}
+_FILE_COMMANDS = frozenset(
+    {"rm", "mv", "cp", "chmod", "chown", "chgrp", "touch", "ln", "sed", "mkdir", "rmdir"}
+)
+"""Commands all of whose operands are checked against the sensitive files and directories,
+even the ones they only read (`cp ~/.bashrc x`, `sed -n 1p .env`)."""
 _SAFE_ENV = frozenset(
     {"LANG", "LANGUAGE", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CI"}
     | {"CLICOLOR", "CLICOLOR_FORCE", "NODE_ENV", "RUST_LOG", "RUST_BACKTRACE", "DEBUG"}
@@ -65,13 +84,18 @@ class SubCommand:
     Attributes:
         argv: The words after transparent wrappers (timeout, env, xargs ...) are removed;
             `UNKNOWN` marks text only known at run time.
+        words: The words as written: assignments, wrappers and all.
+        source: The command's text, for a command written in the line (not for one run by
+            another command, such as `find -exec X` or `xargs X`).
         assignments: `NAME=value` prefixes (including `env`'s).
         read_only: It only reads: a read-only command, no output redirection, no unsafe
             assignment, and everything it runs is read-only too.
         edit: A filesystem edit (mkdir, touch, rm, cp, mv, sed -i, tee, `>` ...) whose every
             target is in `writes`.
         writes: Paths it creates, changes or removes; None when unknown.
-        touched: Paths checked against the sensitive-path list.
+        touched: Paths it changes, checked against the sensitive and system paths.
+        mentioned: Other paths it names that are checked against the sensitive files and
+            directories (the operands of file commands, input redirections).
         reads: Paths it reads; None when unknown.
         critical: Removal (or recursive chmod/chown) targets.
         sweeps: Roots of a recursive deletion (`find DIR -delete`).
@@ -82,11 +106,14 @@ class SubCommand:
     """
 
     argv: tuple[str, ...]
+    words: tuple[str, ...] = ()
+    source: str | None = None
     assignments: tuple[str, ...] = ()
     read_only: bool = False
     edit: bool = False
     writes: tuple[str, ...] | None = None
     touched: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()
     reads: tuple[str, ...] | None = ()
     critical: tuple[str, ...] = ()
     sweeps: tuple[str, ...] = ()
@@ -220,6 +247,8 @@ class _Walker:
     ) -> tuple[CwdState, CwdState]:
         if isinstance(node, Simple):
             return self._simple(node, cwd, redirects, nested)
+        if node.kind in _OPAQUE:
+            self.dynamic.append(_OPAQUE[node.kind])
         self._words(node.words, cwd)
         if node.kind in ("for", "select"):
             listed = [word for word in node.words if "arith" not in word.kinds]
@@ -264,8 +293,16 @@ class _Walker:
         argv = [word.value for word in node.words]
         if argv and UNKNOWN in argv[0]:
             self.dynamic.append("a command name only known at run time")
+        if argv[:1] == ["["]:
+            self.dynamic.append("a [ ... ] test")
+        assignments = [w.value for w in node.assignments]
         command = self._record(
-            argv, [w.value for w in node.assignments], [*redirects, *node.redirects], cwd, nested
+            argv,
+            assignments,
+            [*redirects, *node.redirects],
+            cwd,
+            nested,
+            source=node.source,
         )
         name = command_name(command.argv[0]) if command.argv else ""
         if name in ("cd", "pushd") and cwd is not None:
@@ -285,7 +322,10 @@ class _Walker:
         redirects: list[Redirect],
         cwd: CwdState,
         nested: bool,
+        *,
+        source: str | None = None,
     ) -> SubCommand:
+        words = (*assignments, *argv)
         argv, wrapper_assignments = unwrap(argv)
         assignments = [*assignments, *wrapper_assignments]
         self.tainted |= bool(argv) and command_name(argv[0]) in _TAINTING
@@ -318,13 +358,19 @@ class _Walker:
         touched = [*(changed or []), *out_targets]
         if facts.writes is None and not read_only:
             touched += [arg for arg in argv[1:] if is_path_like(arg)]
+        mentioned = list(in_targets)
+        if argv and command_name(argv[0]) in _FILE_COMMANDS:
+            mentioned += [arg for arg in argv[1:] if not arg.startswith("-")]
         command = SubCommand(
             argv=tuple(argv),
+            words=words,
+            source=source,
             assignments=tuple(assignments),
             read_only=read_only and not out_targets,
             edit=writes is not None and (facts.edit or bool(out_targets)),
             writes=None if writes is None else tuple(writes),
             touched=tuple(touched),
+            mentioned=tuple(mentioned),
             reads=None if facts.reads is None else (*facts.reads, *in_targets),
             critical=tuple(facts.critical),
             sweeps=tuple(facts.sweeps),

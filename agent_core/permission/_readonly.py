@@ -61,6 +61,20 @@ def _awk(args: list[str]) -> list[str] | None:
     return operands[1:]
 
 
+def _pager(args: list[str]) -> list[str] | None:
+    """Less and more, without `+cmd` start commands (they may run `!shell`) or a log file."""
+    if any(arg.startswith("+") for arg in args):
+        return None
+    return files("bhjkPxyz", forbid="oO", forbid_long=("--log-file", "--LOG-FILE"))(args)
+
+
+def _printf(args: list[str]) -> list[str] | None:
+    """Printf prints, or with -v sets a shell variable: a lowercase one cannot steer programs."""
+    options = parse_args(args, "v")[0]
+    names = [value or "" for name, value in options if name == "-v"]
+    return [] if all(n.isidentifier() and n.islower() for n in names) else None
+
+
 def _read(args: list[str]) -> list[str] | None:
     """`read` only sets shell variables; lowercase ones cannot steer other programs."""
     options, operands = parse_args(args, "adinNptu")
@@ -266,6 +280,7 @@ READ_ONLY_CHECKS: dict[str, Check] = {
     **names("cat tac rev wc md5sum sha1sum sha256sum sha512sum cksum stat readlink realpath"),
     **names("cmp comm paste expand unexpand"),
     **names("head tail", files("ncs", ("--lines", "--bytes", "--pid"))),
+    **names("less more", _pager),
     **names("diff", files("CUxXIFS", ("--label", "--exclude", "--unified", "--context"))),
     **names("nl", files("bdfhilnsvw")),
     **names("cut", files("bcdf")),
@@ -291,7 +306,7 @@ READ_ONLY_CHECKS: dict[str, Check] = {
     **names("uptime nproc free ps printenv locale arch tty sleep seq expr jobs dirs", no_paths()),
     **names("popd basename dirname logname users who getconf cal factor numfmt tr", no_paths()),
     **names("set ulimit help times lsof df dpkg-query", no_paths()),
-    **names("printf", no_paths(forbid="v")),
+    "printf": _printf,
     **names("date", no_paths(forbid="s", forbid_long=("--set",))),
     **names("hostname", no_paths(forbid="Fb", forbid_long=("--file", "--boot"), max_operands=0)),
     **names("umask alias", _NONE),

@@ -33,7 +33,7 @@ __all__ = ["UNKNOWN", "Compound", "Pipeline", "Redirect", "Script", "Simple", "W
 _MAX_LENGTH = 100_000
 _RESERVED = frozenset(
     {"if", "then", "elif", "else", "fi", "do", "done", "case", "esac", "while", "until", "for"}
-    | {"select", "in", "function", "{", "}", "!", "[[", "]]", "time"}
+    | {"select", "in", "function", "{", "}", "!", "[[", "]]"}
 )
 _LIST_ENDS = frozenset({")", ";;", ";&", ";;&"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
@@ -119,11 +119,9 @@ class _Parser(Lexer):
 
     def _parse_pipeline(self) -> Pipeline:
         negated = False
-        while self._reserved(self.peek(), "!", "time"):
-            if self.take().text == "!":
-                negated = not negated
-            elif self.peek().text == "-p":
-                self.take()
+        while self._reserved(self.peek(), "!"):
+            self.take()
+            negated = not negated
         commands = [self._parse_command()]
         while self.peek().kind == "op" and self.peek().text in ("|", "|&"):
             self.take()
@@ -275,14 +273,17 @@ class _Parser(Lexer):
 
     def _parse_simple(self) -> Simple | Compound:
         node = Simple([], [], [])
+        start = end = self.peek().start
         while True:
             token = self.peek()
             if token.kind == "io" or (token.kind == "op" and token.text in REDIRECT_OPS):
                 node.redirects.append(self._parse_redirect())
+                end = self.pos
                 continue
             if token.word is None:
                 break
             self.take()
+            end = self.pos
             if not node.words and _ASSIGNMENT.match(token.text):
                 array = token.text.endswith("=") and self.src.startswith("(", self.pos)
                 node.assignments.append(self._array(token) if array else token.word)
@@ -296,6 +297,7 @@ class _Parser(Lexer):
                 return self._function_body(token.word.value)
         if not (node.words or node.assignments or node.redirects):
             raise self._error("expected a command")
+        node.source = self.src[start:end]
         return node
 
     def _array(self, name: Token) -> Word:

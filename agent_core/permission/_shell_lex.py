@@ -38,7 +38,8 @@ class Word:
     raw: str
     value: str
     quoted: bool = False
-    # cmdsub backtick procsub param arith, and arithvar: arithmetic that reads variables
+    # cmdsub backtick procsub param braced (${...}) arith, and arithvar: arithmetic that
+    # reads variables
     kinds: set[str] = field(default_factory=set)
     scripts: list[Script] = field(default_factory=list)  # parsed substitutions
 
@@ -55,11 +56,12 @@ class Redirect:
 
 @dataclass(slots=True)
 class Simple:
-    """A simple command: assignments, words and redirections."""
+    """A simple command: assignments, words and redirections, and its source text."""
 
     assignments: list[Word]
     words: list[Word]
     redirects: list[Redirect]
+    source: str = ""
 
 
 @dataclass(slots=True)
@@ -297,6 +299,7 @@ class Lexer(ABC):
                 self.pos += 1
         name = src[start : self.pos]
         self.pos += 1
+        acc.kinds.add("braced")
         if "[" in name:
             acc.kinds.add("arithvar")  # an array subscript is evaluated as arithmetic
         acc.kinds |= inner.kinds

@@ -15,8 +15,9 @@ generate_suggestions        `bash_suggestions(command)`
 read_paths                  `bash_read_paths(command, cwd)`
 ==========================  ========================================================
 
-Rules for Bash are `PREFIX:*` (the command's leading words, `git commit:*`) or an exact
-command; `*` matches everything.
+Rules for Bash are `PREFIX:*` or a plain `PREFIX` (the command's leading words,
+`git commit:*`), or a pattern with `*` wildcards (`npm *`); `*` matches everything. Besides
+Troupe's per-command reading, the engine reads rules literally on the raw line (`_literal`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ from collections.abc import Sequence
 
 from agent_core.permission._analysis import BashAnalysis, SubCommand, analyze_command
 from agent_core.permission._commands import NAME_ONLY_PREFIX, base_name, command_name
+from agent_core.permission._listed import listed_line, listed_words
+from agent_core.permission._literal import literal_match
+from agent_core.permission._screens import dangerous_pattern, sed_problem
 from agent_core.permission._shell import UNKNOWN
 from agent_core.permission.paths import (
     DANGEROUS_DIRECTORIES,
     DANGEROUS_FILES,
+    EDITING_MODES,
     dangerous_path_reason,
     glob_base,
     has_pattern,
@@ -46,7 +51,6 @@ from agent_core.permission.types import (
     PermissionBehavior,
     PermissionContext,
     PermissionDecision,
-    PermissionMode,
     PermissionRule,
 )
 
@@ -64,15 +68,26 @@ __all__ = [
 
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")
 _ASK = PermissionBehavior.ASK
+_EDIT_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
+"""What ACCEPT_EDITS auto-allows (as the line's first word), as in the spec."""
 
 
-def is_read_only(command: str) -> bool:
-    """Whether the command only reads (the Bash tool's `check_read_only`).
+def is_read_only(command: str, extra: Sequence[str] = ()) -> bool:
+    """Whether the command is auto-allowed as read-only (the Bash tool's `check_read_only`).
 
-    True when every sub-command is a known read-only command, with no output redirection
-    (except to /dev/null), substitution or dangerous pattern.
+    Two conditions: the analysis proves that every command of the line only reads (no
+    output redirection except to /dev/null, no substitution, control structure or dangerous
+    pattern), and the line is on the default read-only list (see `_listed`: the spec's short
+    list, checked literally), or, with `extra` prefixes (`PermissionContext.
+    extra_read_only_commands`), every command starts with a default or extra prefix.
     """
-    return analyze_command(command).read_only
+    analysis = analyze_command(command)
+    if not analysis.read_only:
+        return False
+    sources = [sub.source for sub in analysis.commands if sub.source is not None]
+    if listed_line(command, sources):
+        return True
+    return bool(extra) and all(listed_words(sub.words, extra) for sub in analysis.commands)
 
 
 def bash_permission(
@@ -86,17 +101,20 @@ def bash_permission(
 ) -> PermissionDecision:
     """The Bash tool's layered `check_permissions` (the spec's steps 1-7, then allow rules).
 
-    1. A command that cannot be parsed, or uses $(...), backticks, <(...), a command name from
-       a variable or eval of unknown text: bypass-immune ASK.
-    2. Read-only: ALLOW.
-    3-6. Dangerous commands (mkfs, sudo, curl | sh, chmod 777, shutdown, fork bombs ...),
-       changes to sensitive paths (sed -i, >, cp, rm ... on ~/.bashrc, .env, .git/ ...) and
-       removal of critical paths (/, ~, /usr, a working directory): bypass-immune ASK.
-    7. ACCEPT_EDITS: filesystem edits whose every target resolves inside a working
-       directory: ALLOW.
-    Then ALLOW when every sub-command is read-only or matched by one of the context's allow
-    rules for `tool_name` (so `cd src && npm test` is allowed by `npm test:*`), else
-    PASSTHROUGH.
+    1. A command that cannot be parsed, or uses $(...), backticks, <(...), ${...}, a control
+       structure, a subshell, a `[ ]` or `[[ ]]` test, a command name from a variable or eval
+       of unknown text: bypass-immune ASK.
+    2. Read-only (`is_read_only` with the context's `extra_read_only_commands`): ALLOW.
+    3-6. Dangerous commands (mkfs, sudo, curl | sh, chmod 777, shutdown, fork bombs, and the
+       spec's textual patterns such as `rm -rf` or `format` anywhere in the line), sed
+       scripts outside the spec's allowlist, sensitive paths named by file commands or
+       redirections (~/.bashrc, .env, .git/ ...) and removal of critical paths (/, ~, /usr,
+       `dir/*`, a working directory): bypass-immune ASK.
+    7. ACCEPT_EDITS: a line starting with mkdir, touch, rm, rmdir, mv, cp or sed whose
+       edits all resolve inside a working directory: ALLOW.
+    Then ALLOW when one of the context's allow rules for `tool_name` matches the line
+    literally (`npm test:*` matches `npm test && npm run x`) and every sub-command is read-only
+    or matched by a rule, else PASSTHROUGH.
 
     Args:
         command: The command line.
@@ -112,7 +130,7 @@ def bash_permission(
     if analysis.dynamic:
         found = ", ".join(analysis.dynamic)
         return _safety_ask(f"The command uses {found}, which cannot be checked.", "injection")
-    if analysis.read_only:
+    if is_read_only(command, context.extra_read_only_commands):
         return PermissionDecision(
             behavior=PermissionBehavior.ALLOW,
             message="The command only reads.",
@@ -123,16 +141,28 @@ def bash_permission(
         *analysis.dangers,
         *_path_dangers(analysis, cwd, roots, dangerous_files, dangerous_directories),
     ]
+    pattern = dangerous_pattern(command)
+    if pattern:
+        dangers.append(f"the line contains `{pattern}`")
+    sed = sed_problem(command, [*DANGEROUS_FILES, *dangerous_files])
+    if sed:
+        dangers.append(sed)
     if dangers:
         return _safety_ask("Dangerous command: " + "; ".join(dangers) + ".", "dangerous")
-    if context.mode is PermissionMode.ACCEPT_EDITS and _edits_inside(analysis, cwd, roots):
+    if (
+        context.mode in EDITING_MODES
+        and command.split()[:1] in ([name] for name in _EDIT_COMMANDS)
+        and _names_a_plain_path(analysis)
+        and _edits_inside(analysis, cwd, roots)
+    ):
         return PermissionDecision(
             behavior=PermissionBehavior.ALLOW,
             message="Filesystem edits inside the working directories are accepted.",
             reason="mode:accept_edits",
         )
     rules = context.allow_rules.get(tool_name, [])
-    if rules and all(
+    literal = {"command": command}
+    if any(literal_match(tool_name, r.rule_content, literal) for r in rules) and all(
         sub.read_only
         or all(any(_matches(r.rule_content, w) for r in rules) for w in _variants(sub))
         for sub in analysis.commands
@@ -186,28 +216,38 @@ def bash_rule_subjects(command: str) -> list[str]:
 def bash_suggestions(command: str, tool_name: str = "Bash") -> list[PermissionRule]:
     """Allow rules that would let this command run without asking next time.
 
-    One per subject (see `bash_rule_subjects`) of each sub-command that is not read-only: its
-    first two words as a prefix (`git commit -m "x"` → `git commit:*`), only the name for file
-    commands (`rm:*`), and an exact rule for interpreters and wrappers (`python x.py`) and
-    commands with unsafe assignments, whose prefix would allow any code. Nothing for commands
+    One per subject (see `bash_rule_subjects`) of each sub-command that is not on the
+    default read-only list: its first two words as a prefix (`git commit -m "x"` →
+    `git commit:*`), only the name for file commands (`rm:*`), and the whole command for
+    interpreters and wrappers (`python x.py`) and commands with unsafe assignments, whose
+    short prefix would allow any code. Nothing for commands
     that need a safety confirmation anyway, nor for text only known at run time.
+
+    Allow rules must also match the line literally (see `_literal`), so when none of these
+    does, the prefix of the line's first command is suggested too (`cd src:*` for
+    `cd src && npm test`; it allows nothing by itself), or else the line itself.
     """
     analysis = analyze_command(command)
     if analysis.error is not None or analysis.dynamic:
         return []
     contents: dict[str, None] = {}
     for sub in analysis.commands:
-        if sub.read_only or not sub.argv:
+        if not sub.argv or (sub.read_only and listed_words(sub.words, ())):
             continue
         for words in _variants(sub):
             if sub.exact or len(words) > len(sub.argv):  # interpreters, unsafe assignments
                 content = _render(words)
             else:
-                two = len(words) > 1 and _SUBCOMMAND.fullmatch(words[1])
-                name_only = command_name(words[0]) in NAME_ONLY_PREFIX
-                content = _render(words[:2] if two and not name_only else words[:1]) + ":*"
+                content = _prefix_rule(words)
             if UNKNOWN not in content:  # a rule cannot spell text only known at run time
                 contents.setdefault(content, None)
+    literal = {"command": command}
+    if not any(literal_match(tool_name, content, literal) for content in contents):
+        first = next((sub for sub in analysis.commands if sub.source), None)
+        anchor = _prefix_rule(first.words) if first is not None and first.words else ""
+        if not anchor or UNKNOWN in anchor or not literal_match(tool_name, anchor, literal):
+            anchor = command.strip()  # this very line (`! grep -q x f`)
+        contents = {anchor: None, **contents}
     return [
         PermissionRule(
             tool_name=tool_name,
@@ -238,6 +278,13 @@ def bash_read_paths(command: str, cwd: str) -> list[str] | None:
                 return None
             paths += resolved
     return paths
+
+
+def _prefix_rule(words: Sequence[str]) -> str:
+    """`git commit:*` for `git commit -m x`; just the name for file commands (`rm:*`)."""
+    two = len(words) > 1 and _SUBCOMMAND.fullmatch(words[1])
+    name_only = command_name(words[0]) in NAME_ONLY_PREFIX
+    return _render(words[:2] if two and not name_only else words[:1]) + ":*"
 
 
 def _safety_ask(message: str, cause: str) -> PermissionDecision:
@@ -302,6 +349,13 @@ def _path_dangers(
     sensitive_names = [*DANGEROUS_FILES, *DANGEROUS_DIRECTORIES, *files, *directories]
     for sub in analysis.commands:
         name = f"`{command_name(sub.argv[0])}`" if sub.argv else "a redirection"
+        for target in sub.mentioned:
+            for path in _resolve(sub, target, cwd) or []:
+                reason = dangerous_path_reason(
+                    path, cwd, extra_files=files, extra_directories=directories, system=False
+                )
+                if reason:
+                    found.append(f"{name} names {path}: {reason}")
         for target in sub.touched:
             leaf = os.path.basename(target.rstrip("/"))
             if leaf.startswith(".") and has_pattern(leaf):
@@ -315,6 +369,20 @@ def _path_dangers(
                 if reason:
                     found.append(f"{name} would change {path}: {reason}")
         for target in sub.critical:
+            leaf = os.path.basename(target.rstrip("/"))
+            if target.endswith("/*") or leaf in ("*", ".*"):
+                found.append(f"{name} {target} removes everything in a directory")
+                continue
+            if UNKNOWN not in target and any(c in leaf for c in "*?["):
+                # a pattern names entries of its directory, not the directory itself,
+                # unless that directory is / or the home directory (`rm -rf /u*`)
+                home = os.path.realpath(os.path.expanduser("~"))
+                found += [
+                    f"{name} {target} removes entries of {path}"
+                    for path in _resolve(sub, target, cwd) or [""]
+                    if os.path.realpath(path) in ("/", home) or not path
+                ]
+                continue
             if UNKNOWN in target:
                 shown = target.replace(UNKNOWN, "$…")
                 empty = glob_base(target.replace(UNKNOWN, "")) or ""
@@ -339,16 +407,29 @@ def _path_dangers(
     return list(dict.fromkeys(found))
 
 
+def _names_a_plain_path(analysis: BashAnalysis) -> bool:
+    """Whether the first command names a path as a plain word (no quotes or expansions).
+
+    The spec's check only reads paths written plainly and accepts nothing when it found
+    none (`rm 'my file'`); so does Troupe.
+    """
+    first = next((sub for sub in analysis.commands if sub.source), None)
+    if first is None or first.source is None:
+        return False
+    return any(
+        token[0] not in "-<>&|" and not any(c in token for c in "'\"$`\\")
+        for token in first.source.split()[1:]
+    )
+
+
 def _edits_inside(analysis: BashAnalysis, cwd: str, roots: list[str]) -> bool:
     """Whether the line only reads and edits files, all inside the working directories."""
-    if not any(sub.edit for sub in analysis.commands):
-        return False
     for sub in analysis.commands:
-        if sub.read_only:
-            continue
-        if not sub.edit or sub.writes is None:
+        if not sub.read_only and (not sub.edit or sub.writes is None):
             return False
-        for target in sub.writes:
+        if sub.reads is None:
+            return False
+        for target in (*(sub.writes or ()), *sub.reads):
             paths = _resolve(sub, target, cwd)
             if paths is None or not all(is_inside(path, roots, cwd) for path in paths):
                 return False

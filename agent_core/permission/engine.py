@@ -11,7 +11,13 @@ The flow per mode (the spec's flowcharts)::
 `check_permissions` may answer ALLOW or DENY (final), PASSTHROUGH (go on to allow rules), ASK
 (allow rules may still allow it) or a bypass-immune safety ASK, which allow rules cannot
 silence: it stands in DEFAULT and ACCEPT_EDITS, becomes DENY in DONT_ASK and is skipped in
-BYPASS. Deny and ask rules are honored in every mode, BYPASS included.
+BYPASS. Deny and ask rules are honored in every mode, BYPASS included; in EXPLORE an ask rule
+that matches a change only through Troupe's per-command reading denies it (EXPLORE never
+runs changes), one that matches the line literally asks. The built-in tools accept edits
+inside the working directories in DONT_ASK as in ACCEPT_EDITS (as AgentScope 2.0.11 does).
+
+Rules are matched twice (see `rules` and `_literal`): deny and ask rules apply when the
+tool's own reading or the literal one matches, allow rules only when both do.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from agent_core.permission._literal import literal_match
 from agent_core.permission.paths import is_inside, working_directories
 from agent_core.permission.rules import (
+    ContextReadOnly,
     ReadPaths,
     add_rules,
     covers,
@@ -85,36 +93,40 @@ class PermissionEngine:
         """
         context, mode = self.context, self.context.mode
         subjects = _subjects_of(tool, tool_input)
-        rule = first_match(tool, context.deny_rules.get(tool.name, []), subjects)
+        rule = first_match(tool, context.deny_rules.get(tool.name, []), subjects, tool_input)
         if rule is not None:
             return _deny(f"{tool.name} was denied by the rule {describe(rule)}.", "rule:deny")
-        rule = first_match(tool, context.ask_rules.get(tool.name, []), subjects)
+        asking = context.ask_rules.get(tool.name, [])
+        rule = first_match(tool, asking, subjects, tool_input)
         if rule is not None:
+            # in EXPLORE a change is denied, unless the rule asks about it in so many words
+            if (
+                mode is PermissionMode.EXPLORE
+                and not any(literal_match(tool.name, r.rule_content, tool_input) for r in asking)
+                and not await self._read_only(tool, tool_input)
+            ):
+                return _explore_denies(tool)
             message = f"The rule {describe(rule)} requires confirmation for {tool.name}."
             if mode is PermissionMode.DONT_ASK:
                 return _unanswered(tool, message, "rule:ask")
             return PermissionDecision(behavior=_ASK, message=message, reason="rule:ask")
 
         if mode in (PermissionMode.EXPLORE, PermissionMode.ACCEPT_EDITS):
-            if await tool.check_read_only(tool_input):
+            if await self._read_only(tool, tool_input):
                 if self._reads_confined(tool, tool_input):
                     return PermissionDecision(
                         behavior=_ALLOW, message="Read-only call.", reason="read_only"
                     )
                 return self._after_tool(tool, tool_input, subjects, self._outside(tool))
             if mode is PermissionMode.EXPLORE:
-                return _deny(
-                    f"{tool.name} was denied: in EXPLORE mode the agent may only read, and "
-                    "this call would change something.",
-                    "mode:explore",
-                )
+                return _explore_denies(tool)
 
         decision = await tool.check_permissions(tool_input, context)
         if decision.behavior is _ALLOW:
             if (
                 mode is PermissionMode.BYPASS
                 or self._reads_confined(tool, tool_input)
-                or not await tool.check_read_only(tool_input)
+                or not await self._read_only(tool, tool_input)
             ):
                 return (
                     decision if decision.reason else decision.model_copy(update={"reason": "tool"})
@@ -148,7 +160,7 @@ class PermissionEngine:
         mode = self.context.mode
         if mode is PermissionMode.BYPASS:
             return PermissionDecision(behavior=_ALLOW, message="BYPASS mode.", reason="mode:bypass")
-        if covers(tool, self.context.allow_rules.get(tool.name, []), subjects):
+        if covers(tool, self.context.allow_rules.get(tool.name, []), subjects, tool_input):
             return PermissionDecision(
                 behavior=_ALLOW, message="Allowed by an allow rule.", reason="rule:allow"
             )
@@ -163,6 +175,11 @@ class PermissionEngine:
         return PermissionDecision(
             behavior=_ASK, message=message, reason=reason, suggestions=list(suggestions.values())
         )
+
+    async def _read_only(self, tool: ToolBase, tool_input: dict[str, Any]) -> bool:
+        if implements(type(tool), ContextReadOnly):
+            return await cast(ContextReadOnly, tool).check_read_only_in(tool_input, self.context)
+        return await tool.check_read_only(tool_input)
 
     def _reads_confined(self, tool: ToolBase, tool_input: dict[str, Any]) -> bool:
         """Whether the call's reads need no confirmation.
@@ -189,6 +206,14 @@ class PermissionEngine:
 
 def _deny(message: str, reason: str) -> PermissionDecision:
     return PermissionDecision(behavior=_DENY, message=message, reason=reason)
+
+
+def _explore_denies(tool: ToolBase) -> PermissionDecision:
+    return _deny(
+        f"{tool.name} was denied: in EXPLORE mode the agent may only read, and this call "
+        "would change something.",
+        "mode:explore",
+    )
 
 
 def _unanswered(tool: ToolBase, why: str, reason: str) -> PermissionDecision:

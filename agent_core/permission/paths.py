@@ -30,12 +30,16 @@ DANGEROUS_FILES = frozenset(
     {".bashrc", ".zshrc", ".bash_profile", ".profile", ".bash_login", ".bash_logout", ".zshenv"}
     | {".zprofile", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".gitconfig", ".gitmodules"}
     | {".ssh/config", ".ssh/authorized_keys", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"}
-    | {".env", ".env.local", ".npmrc", ".pypirc", ".aws/credentials", ".netrc"}
+    | {".env", ".envrc", ".env.local", ".env.development", ".env.development.local"}
+    | {".env.test", ".env.test.local", ".env.staging", ".env.production"}
+    | {".env.production.local", ".npmrc", ".pypirc", ".aws/credentials", ".netrc"}
     | {".git-credentials", ".pgpass"}
 )
 """Sensitive files, matched against the end of a path (case-insensitively)."""
 
-DANGEROUS_DIRECTORIES = frozenset({".git", ".ssh", ".claude", ".vscode", ".aws", ".kube", ".gnupg"})
+DANGEROUS_DIRECTORIES = frozenset(
+    {".git", ".ssh", ".claude", ".vscode", ".idea", ".aws", ".kube", ".gnupg"}
+)
 """Sensitive directories: any path through one of them is sensitive."""
 
 SYSTEM_DIRECTORIES = (
@@ -43,6 +47,10 @@ SYSTEM_DIRECTORIES = (
     *("/sys", "/System", "/Library", "/private/etc"),
 )
 """Absolute directories whose contents a tool must not change without confirmation."""
+
+EDITING_MODES = (PermissionMode.ACCEPT_EDITS, PermissionMode.DONT_ASK)
+"""Modes that accept edits inside the working directories: DONT_ASK is ACCEPT_EDITS's
+unattended counterpart (as in AgentScope 2.0.11; the spec names only ACCEPT_EDITS)."""
 
 _HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
@@ -79,20 +87,24 @@ def dangerous_path_reason(
     *,
     extra_files: Sequence[str] = (),
     extra_directories: Sequence[str] = (),
+    system: bool = True,
 ) -> str | None:
     """Why changing `path` needs confirmation, or None when it is not a sensitive path.
 
     Sensitive are the spec's shell and git configs, SSH keys, credential files and directories
     (`DANGEROUS_FILES`, `DANGEROUS_DIRECTORIES`), system directories (`SYSTEM_DIRECTORIES`,
-    except harmless devices such as /dev/null), and the `extra_*` entries: names or
-    slash-separated tails (`.secrets`, `config/prod.yaml`), or absolute paths.
+    except harmless devices such as /dev/null; only when `system`), and the `extra_*`
+    entries: names or slash-separated tails (`.secrets`, `config/prod.yaml`), or absolute
+    paths.
     """
     logical = resolve_path(path, cwd)
     if logical in _HARMLESS_DEVICES or logical.startswith("/dev/fd/"):
         return None
-    files, directories = _DEFAULT_ENTRIES
+    files, directories = _DEFAULT_ENTRIES if system else _NAME_ENTRIES
     if extra_files or extra_directories:
-        files, directories = _entries((*DANGEROUS_FILES, *extra_files), extra_directories)
+        files, directories = _entries(
+            (*DANGEROUS_FILES, *extra_files), extra_directories, system=system
+        )
     for candidate in dict.fromkeys((logical, real_path(path, cwd))):
         reason = _reason(candidate, files, directories)
         if reason:
@@ -103,18 +115,25 @@ def dangerous_path_reason(
 _Entries = tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]
 
 
-def _entries(files: Iterable[str], extra_directories: Iterable[str]) -> _Entries:
+def _entries(
+    files: Iterable[str], extra_directories: Iterable[str], *, system: bool = True
+) -> _Entries:
     """Entries as lowercase component tuples; absolute ones keep a leading ''."""
 
     def split(entry: str) -> tuple[str, ...]:
         head = ("",) if entry.startswith("/") else ()
         return head + tuple(entry.lower().strip("/").split("/"))
 
-    directories = (*SYSTEM_DIRECTORIES, *DANGEROUS_DIRECTORIES, *extra_directories)
+    directories = (
+        *(SYSTEM_DIRECTORIES if system else ()),
+        *DANGEROUS_DIRECTORIES,
+        *extra_directories,
+    )
     return tuple(map(split, files)), tuple(map(split, directories))
 
 
 _DEFAULT_ENTRIES = _entries(DANGEROUS_FILES, ())
+_NAME_ENTRIES = _entries(DANGEROUS_FILES, (), system=False)
 
 
 def _reason(
@@ -261,9 +280,7 @@ def file_write_permission(
             reason="safety:dangerous_path",
             bypass_immune=True,
         )
-    if context.mode is PermissionMode.ACCEPT_EDITS and is_inside(
-        file_path, working_directories(context), cwd
-    ):
+    if context.mode in EDITING_MODES and is_inside(file_path, working_directories(context), cwd):
         return PermissionDecision(
             behavior=PermissionBehavior.ALLOW,
             message="Edits inside the working directories are accepted.",

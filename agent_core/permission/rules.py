@@ -9,6 +9,11 @@ A tool may implement two hooks beyond `ToolBase`:
   `npm test:*`, and a deny rule on `rm:*` catches it.
 - `read_paths(tool_input)` (`ReadPaths`): the absolute paths a read-only call reads, or None
   when unknown; used by `PermissionEngine(confine_reads=True)`.
+- `check_read_only_in(tool_input, context)` (`ContextReadOnly`): `check_read_only` for tools
+  whose verdict depends on the context (Bash honors `extra_read_only_commands`).
+
+The built-in tools' rules are also read literally, on the raw input (see `_literal`): deny
+and ask rules apply when either reading matches, allow rules only when both do.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from agent_core.permission._literal import has_wildcard, literal_match, wildcard_match
 from agent_core.permission.errors import InvalidRuleError
 from agent_core.permission.types import PermissionBehavior, PermissionContext, PermissionRule
 
@@ -46,6 +52,17 @@ class ReadPaths(Protocol):
         ...
 
 
+@runtime_checkable
+class ContextReadOnly(Protocol):
+    """A tool whose read-only verdict depends on the permission context."""
+
+    async def check_read_only_in(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> bool:
+        """Whether this call only reads, under `context`."""
+        ...
+
+
 @lru_cache(maxsize=256)
 def implements(cls: type, hook: type) -> bool:
     """Whether a tool class has an optional hook (`RuleSubjects`, `ReadPaths`).
@@ -63,21 +80,37 @@ def subjects_of(tool: ToolBase, tool_input: dict[str, Any]) -> list[dict[str, An
 
 
 def first_match(
-    tool: ToolBase, rules: Sequence[PermissionRule], subjects: Sequence[dict[str, Any]]
+    tool: ToolBase,
+    rules: Sequence[PermissionRule],
+    subjects: Sequence[dict[str, Any]],
+    tool_input: dict[str, Any],
 ) -> PermissionRule | None:
-    """The first rule matching any subject (deny and ask semantics)."""
+    """The first rule matching any subject, or the raw input literally (deny and ask)."""
     for rule in rules:
-        if any(tool.match_rule(rule.rule_content, subject) for subject in subjects):
+        if literal_match(tool.name, rule.rule_content, tool_input) or any(
+            tool.match_rule(rule.rule_content, subject) for subject in subjects
+        ):
             return rule
     return None
 
 
 def covers(
-    tool: ToolBase, rules: Sequence[PermissionRule], subjects: Sequence[dict[str, Any]]
+    tool: ToolBase,
+    rules: Sequence[PermissionRule],
+    subjects: Sequence[dict[str, Any]],
+    tool_input: dict[str, Any],
 ) -> bool:
-    """Whether every subject is matched by some rule (allow semantics)."""
-    return bool(rules) and all(
-        any(tool.match_rule(rule.rule_content, subject) for rule in rules) for subject in subjects
+    """Whether every subject is matched by some rule, and some rule matches literally (allow).
+
+    A rule without a literal reading (custom tools) counts as matching literally.
+    """
+    return (
+        bool(rules)
+        and any(literal_match(tool.name, r.rule_content, tool_input) is not False for r in rules)
+        and all(
+            any(tool.match_rule(rule.rule_content, subject) for rule in rules)
+            for subject in subjects
+        )
     )
 
 
@@ -129,13 +162,18 @@ def parse_command_rule(content: str) -> tuple[tuple[str, ...], bool]:
 
 
 def words_match(content: str, words: Sequence[str]) -> bool:
-    """Whether a command rule matches a command's words: the prefix, or all of them exactly."""
-    pattern, prefix = parse_command_rule(content)
-    if not pattern:
-        return prefix
-    if prefix:
-        return tuple(words[: len(pattern)]) == pattern
-    return tuple(words) == pattern
+    """Whether a command rule matches a command's words.
+
+    `git commit:*` and plain `git commit` match commands whose words start with the rule's;
+    a rule with `*` wildcards (`npm *`, `git * --dry-run`) matches the words joined by
+    spaces as a whole; an empty rule matches everything.
+    """
+    if not content.strip():
+        return True
+    if has_wildcard(content.strip()):
+        return wildcard_match(content.strip(), " ".join(words))
+    pattern = parse_command_rule(content)[0]
+    return tuple(words[: len(pattern)]) == pattern
 
 
 def crude_match(content: str, command: str) -> bool:

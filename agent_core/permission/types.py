@@ -65,7 +65,18 @@ class PermissionDecision(BaseModel):
 
 
 class PermissionContext(BaseModel):
-    """Mode, working directories and rules (by tool name) of one agent."""
+    """Mode, working directories and rules (by tool name) of one agent.
+
+    `extra_read_only_commands` is an opt-in widening of what Bash auto-allows as read-only.
+    By default only the spec's short list counts (ls, cat, grep, git status/log/diff, docker
+    ps ... see `agent_core.permission._listed`), checked literally. Each entry is a command
+    prefix (`date`, `sort`, `kubectl get`, `git branch`, `timeout`); a command line whose every
+    command (including those run by `find -exec`, `xargs` or `sh -c`, and wrappers such as
+    `timeout`) starts with a listed or default prefix counts as read-only, but only if Troupe's
+    analysis also proves it reads only: listing `sed` allows `sed -n 1p f`, never `sed -i`,
+    and listing `find` does not allow `find -delete`. Such lines may also use `2>/dev/null`,
+    control structures stay excluded.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -74,3 +85,11 @@ class PermissionContext(BaseModel):
     allow_rules: dict[str, list[PermissionRule]] = Field(default_factory=dict)
     deny_rules: dict[str, list[PermissionRule]] = Field(default_factory=dict)
     ask_rules: dict[str, list[PermissionRule]] = Field(default_factory=dict)
+    extra_read_only_commands: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Opt-in: command prefixes (`date`, `kubectl get`, `git branch`) that Bash also "
+            "auto-allows as read-only when its analysis proves the command only reads. "
+            "Empty by default: only the spec's short read-only list is auto-allowed."
+        ),
+    )

@@ -157,6 +157,13 @@ class Bash(StatelessTool[BashInput]):
         command = self._command(tool_input)
         return bool(command.strip()) and is_read_only(command)
 
+    async def check_read_only_in(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> bool:
+        """`check_read_only`, widened by the context's `extra_read_only_commands`."""
+        command = self._command(tool_input)
+        return bool(command.strip()) and is_read_only(command, context.extra_read_only_commands)
+
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
         """Prefix matching: `git commit:*` matches every `git commit ...` command."""
         return bash_match_rule(rule_content, self._command(tool_input))

@@ -53,6 +53,11 @@ class ShellTool(_NoRun):
     async def check_read_only(self, tool_input: dict[str, Any]) -> bool:
         return is_read_only(tool_input["command"])
 
+    async def check_read_only_in(
+        self, tool_input: dict[str, Any], context: PermissionContext
+    ) -> bool:
+        return is_read_only(tool_input["command"], context.extra_read_only_commands)
+
     def match_rule(self, rule_content: str | None, tool_input: dict[str, Any]) -> bool:
         return bash_match_rule(rule_content, tool_input["command"])
 

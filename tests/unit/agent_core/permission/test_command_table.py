@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from command_table import ALLOW, ASK, COMMANDS, DENY, MODE_COMMANDS, SAFETY
+from command_table import ALLOW, ASK, COMMANDS, DENY, MODE_COMMANDS, OPT_IN, SAFETY
 from permission_tools import ShellTool, make_context
 
-from agent_core.permission import PermissionBehavior, PermissionEngine, PermissionMode, is_read_only
+from agent_core.permission import (
+    PermissionBehavior,
+    PermissionEngine,
+    PermissionMode,
+    analyze_command,
+    is_read_only,
+)
 
 
 def test_the_table_is_large_and_has_no_duplicates() -> None:
@@ -52,3 +58,23 @@ async def test_other_modes(project: Path, mode: str, command: str, decision: str
     )
     assert result.behavior is expected, result.message
     assert result.bypass_immune is (decision == SAFETY), result.message
+
+
+@pytest.mark.parametrize(("command", "extra", "read_only"), OPT_IN)
+async def test_opt_in_read_only_commands(
+    project: Path, command: str, extra: list[str], read_only: bool
+) -> None:
+    assert not is_read_only(command)
+    assert is_read_only(command, extra) is read_only
+    context = make_context(project, extra_read_only_commands=extra)
+    for mode in (PermissionMode.DEFAULT, PermissionMode.EXPLORE):
+        context.mode = mode
+        result = await PermissionEngine(context).decide(
+            ShellTool(str(project)), {"command": command}
+        )
+        assert (result.behavior is PermissionBehavior.ALLOW) is read_only, (mode, result.message)
+
+
+@pytest.mark.parametrize("command", [row[0] for row in COMMANDS if row[1]])
+def test_the_default_list_is_within_what_the_analysis_proves(command: str) -> None:
+    assert analyze_command(command).read_only
