@@ -6,9 +6,10 @@ keeps the first 100,000 characters for the model). Backends:
 
 - in-process: `LocalWorkspace` tools, run in this process (the development backend);
 - tool host: the tools bound to a plain `python -m workspaces.toolhost` process (no sandbox);
-- sandbox: `SandboxWorkspace` (bubblewrap, cgroups when writable; its tool host inside).
-
-A workspace actor on Ray is another backend to add to `BACKENDS` (see `Backend`).
+- sandbox: `SandboxWorkspace` (bubblewrap, cgroups when writable; its tool host inside);
+- workspace actor: what a service session uses — the sandboxed workspace served by its
+  `WorkspaceActor` (a local Ray with an embedded Redis, started for this column), the call
+  travelling as JSON over Ray and streaming back.
 
 Memory: `--live` workspaces per process-backed backend are opened and each makes one call; the
 RSS of each tool host (with everything the backend starts around it: the bubblewrap processes)
@@ -90,11 +91,39 @@ async def sandbox(workdir: Path) -> AsyncIterator[Opened]:
         yield Opened(workspace.builtin_tools(), lambda: host.pid)
 
 
+@asynccontextmanager
+async def workspace_actor(workdir: Path) -> AsyncIterator[Opened]:
+    import ray
+
+    from actors.embedded_redis import EmbeddedRedis
+    from actors.settings import RuntimeSettings
+    from actors.workspace_host import WorkspaceRequest
+    from actors.workspace_service import RayWorkspaceService
+    from actors.workspaces import session_kit
+
+    with EmbeddedRedis() as redis_server:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="bench-ws")
+        try:
+            settings = RuntimeSettings(
+                redis_url=redis_server.url,
+                namespace="bench-ws",
+                workspace_root=str(workdir.parent),
+                workspace_backend="sandbox",
+            )
+            service = RayWorkspaceService(settings)
+            request = WorkspaceRequest(user_id="bench", agent_id=workdir.name, session_id="s")
+            view = await service.open(request, None)
+            yield Opened(session_kit(service, request, view).tools, lambda: None)
+            await service.aclose()
+        finally:
+            ray.shutdown()
+
+
 BACKENDS = [
     Backend("in-process", in_process),
     Backend("tool host", tool_host),
     Backend("sandbox", sandbox, sandbox_available()),
-    # The Ray workspace actor's column goes here: Backend("ray actor", workspace_actor, ...).
+    Backend("workspace actor (sandbox)", workspace_actor, sandbox_available()),
 ]
 
 

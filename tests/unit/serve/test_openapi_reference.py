@@ -29,8 +29,7 @@ NON_GOALS = {
     "/hub": "MCP and skill hubs are a non-goal",
 }
 # Routes and fields being added in parallel work (the web UI's needs, workspace files).
-IN_PROGRESS = {
-}
+IN_PROGRESS = {}
 IN_PROGRESS_FIELDS: dict[str, str] = {}
 
 SHARED = sorted(
