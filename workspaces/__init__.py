@@ -7,6 +7,7 @@ no ray, fastapi, starlette or redis.
 from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBase
 from workspaces.errors import (
     CorruptWorkspace,
+    E2BUnavailable,
     InvalidSkill,
     MCPExists,
     MCPNotFound,
@@ -17,10 +18,17 @@ from workspaces.errors import (
     WorkspaceItemNotFound,
 )
 from workspaces.local import LocalWorkspace
-from workspaces.manager import LocalWorkspaceManager, WorkspaceKey, WorkspaceManagerBase
+from workspaces.manager import (
+    CachingWorkspaceManager,
+    LocalWorkspaceManager,
+    WorkspaceKey,
+    WorkspaceManagerBase,
+)
 
 __all__ = [
+    "CachingWorkspaceManager",
     "CorruptWorkspace",
+    "E2BUnavailable",
     "InstalledSkill",
     "InvalidSkill",
     "LocalWorkspace",
