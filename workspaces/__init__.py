@@ -8,6 +8,7 @@ from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBas
 from workspaces.browse import DirectoryEntry, DirectoryListing, FileInfo
 from workspaces.errors import (
     CorruptWorkspace,
+    E2BUnavailable,
     InvalidSkill,
     MCPExists,
     MCPNotFound,
@@ -23,12 +24,19 @@ from workspaces.errors import (
 )
 from workspaces.git import GitStatus, read_git_status
 from workspaces.local import LocalWorkspace
-from workspaces.manager import LocalWorkspaceManager, WorkspaceKey, WorkspaceManagerBase
+from workspaces.manager import (
+    CachingWorkspaceManager,
+    LocalWorkspaceManager,
+    WorkspaceKey,
+    WorkspaceManagerBase,
+)
 
 __all__ = [
+    "CachingWorkspaceManager",
     "CorruptWorkspace",
     "DirectoryEntry",
     "DirectoryListing",
+    "E2BUnavailable",
     "FileInfo",
     "GitStatus",
     "InstalledSkill",

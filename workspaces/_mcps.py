@@ -1,18 +1,19 @@
 """`MCPRegistry`: a workspace's MCP clients, mirrored from its `.mcp` file.
 
 The file is the truth: other processes (API replicas, session hosts) may change it, so every
-read compares its signature and reconciles the live clients with it (connecting new servers,
+read compares its version and reconciles the live clients with it (connecting new servers,
 closing removed or reconfigured ones). Writes re-read the file under the workspace lock, so
-concurrent writers never lose each other's changes.
+concurrent writers never lose each other's changes. Where the file lives is an `ArrayDocument`:
+`LocalArrayDocument` on this host, a sandbox backend's own elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
@@ -27,26 +28,92 @@ if TYPE_CHECKING:
 ClientFactory = Callable[[MCPClientConfig], "MCPClient"]
 """Builds the (unconnected) client of a registered server; raises `MCPError` when invalid."""
 
+Edit = Callable[[list[Any]], list[Any]]
+"""Turns a document's entries into its new entries (may raise to leave it unchanged)."""
+
 log = logging.getLogger(__name__)
+
+
+class ArrayDocument(Protocol):
+    """A persisted JSON array, read and changed whole (e.g. `.mcp`)."""
+
+    def __str__(self) -> str:
+        """Where it lives, for log lines."""
+        ...
+
+    async def read(self) -> tuple[Hashable | None, list[Any]]:
+        """Its version (None when it does not exist) and entries ([] then).
+
+        Raises:
+            CorruptWorkspace: It is not a JSON array.
+        """
+        ...
+
+    async def seed(self, entries: list[Any]) -> None:
+        """Write `entries` unless the document exists."""
+        ...
+
+    async def change(self, edit: Edit) -> None:
+        """Replace the entries by `edit(entries)`, with no writer in between.
+
+        Raises:
+            CorruptWorkspace: It is not a JSON array.
+        """
+        ...
+
+
+class LocalArrayDocument:
+    """An `ArrayDocument` in a host file, changed under the lock of its directory."""
+
+    def __init__(self, file: Path, lock_dir: Path) -> None:
+        """Keep the array in `file`, taking the lock on `lock_dir` to change it."""
+        self.file = file
+        self.lock_dir = lock_dir
+
+    def __str__(self) -> str:
+        return str(self.file)
+
+    async def read(self) -> tuple[Hashable | None, list[Any]]:
+        """The file's signature and entries."""
+        return await asyncio.to_thread(self._read)
+
+    def _read(self) -> tuple[Signature | None, list[Any]]:
+        with exclusive(self.lock_dir):
+            return signature(self.file), read_json_array(self.file)
+
+    async def seed(self, entries: list[Any]) -> None:
+        """Write the file unless it exists."""
+        await asyncio.to_thread(self._seed, entries)
+
+    def _seed(self, entries: list[Any]) -> None:
+        with exclusive(self.lock_dir):
+            if not self.file.exists():
+                write_json(self.file, entries)
+
+    async def change(self, edit: Edit) -> None:
+        """Rewrite the file under the lock."""
+        await asyncio.to_thread(self._change, edit)
+
+    def _change(self, edit: Edit) -> None:
+        with exclusive(self.lock_dir):
+            write_json(self.file, edit(read_json_array(self.file)))
 
 
 class MCPRegistry:
     """The live MCP clients of one workspace, kept in step with its `.mcp` file."""
 
-    def __init__(self, file: Path, lock_dir: Path, factory: ClientFactory) -> None:
-        """Mirror `file`, taking the lock on `lock_dir` to change it.
+    def __init__(self, document: ArrayDocument, factory: ClientFactory) -> None:
+        """Mirror `document`.
 
         Args:
-            file: The `.mcp` file (a JSON array of `MCPClientConfig`).
-            lock_dir: The directory whose lock guards read-modify-write cycles.
+            document: The `.mcp` file (a JSON array of `MCPClientConfig`).
             factory: Builds each server's client (where and how it runs is the workspace's).
         """
         self._factory = factory
-        self._file = file
-        self._lock_dir = lock_dir
+        self._document = document
         self._clients: dict[str, MCPClient] = {}
         self._errors: dict[str, str] = {}
-        self._loaded: Signature | None = None
+        self._loaded: Hashable | None = None
         self._guard = asyncio.Lock()
 
     @property
@@ -59,11 +126,9 @@ class MCPRegistry:
         """Why entries failed to load or connect at the last reconciliation, by name."""
         return dict(self._errors)
 
-    def seed(self, configs: list[MCPClientConfig]) -> None:
-        """Write `configs` as the file unless it exists (blocking: run it in a thread)."""
-        with exclusive(self._lock_dir):
-            if not self._file.exists():
-                write_json(self._file, [c.model_dump(mode="json") for c in configs])
+    async def seed(self, configs: list[MCPClientConfig]) -> None:
+        """Write `configs` as the file unless it exists."""
+        await self._document.seed([c.model_dump(mode="json") for c in configs])
 
     async def sync(self) -> None:
         """Reconcile the live clients with the file if it changed since the last look.
@@ -91,7 +156,7 @@ class MCPRegistry:
             except MCPError as exc:
                 raise MCPUnavailable(str(exc)) from exc
             try:
-                await asyncio.to_thread(self._append, config)
+                await self._document.change(lambda entries: _appended(entries, config))
             except BaseException:
                 await client.close()
                 raise
@@ -108,7 +173,7 @@ class MCPRegistry:
             MCPNotFound: The file has no entry of that name.
         """
         async with self._guard:
-            await asyncio.to_thread(self._drop, name)
+            await self._document.change(lambda entries: _dropped(entries, name))
             client = self._clients.pop(name, None)
             self._errors.pop(name, None)
             if client is not None:
@@ -122,7 +187,7 @@ class MCPRegistry:
             await asyncio.gather(*(client.close() for client in clients))
 
     async def _sync(self) -> None:
-        current, entries = await asyncio.to_thread(self._read)
+        current, entries = await self._document.read()
         if current is not None and current == self._loaded:
             return
         configs, errors = _parse(entries)
@@ -140,29 +205,23 @@ class MCPRegistry:
                 self._clients[name] = client
             if error is not None:
                 errors[name] = error
-                log.warning("MCP server %r of %s: %s", name, self._file.parent, error)
+                log.warning("MCP server %r of %s: %s", name, self._document, error)
         self._clients = {name: self._clients[name] for name in configs if name in self._clients}
         self._errors = errors
         self._loaded = current
 
-    def _read(self) -> tuple[Signature | None, list[Any]]:
-        with exclusive(self._lock_dir):
-            return signature(self._file), read_json_array(self._file)
 
-    def _append(self, config: MCPClientConfig) -> None:
-        with exclusive(self._lock_dir):
-            entries = read_json_array(self._file)
-            if any(_entry_name(entry) == config.name for entry in entries):
-                raise MCPExists(f"an MCP server named {config.name!r} is already registered")
-            write_json(self._file, [*entries, config.model_dump(mode="json")])
+def _appended(entries: list[Any], config: MCPClientConfig) -> list[Any]:
+    if any(_entry_name(entry) == config.name for entry in entries):
+        raise MCPExists(f"an MCP server named {config.name!r} is already registered")
+    return [*entries, config.model_dump(mode="json")]
 
-    def _drop(self, name: str) -> None:
-        with exclusive(self._lock_dir):
-            entries = read_json_array(self._file)
-            kept = [entry for entry in entries if _entry_name(entry) != name]
-            if len(kept) == len(entries):
-                raise MCPNotFound(name)
-            write_json(self._file, kept)
+
+def _dropped(entries: list[Any], name: str) -> list[Any]:
+    kept = [entry for entry in entries if _entry_name(entry) != name]
+    if len(kept) == len(entries):
+        raise MCPNotFound(name)
+    return kept
 
 
 def _entry_name(entry: Any) -> str | None:

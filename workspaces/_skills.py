@@ -45,7 +45,7 @@ class SkillIndexEntry(BaseModel):
     updated_at: float = Field(description="When it was installed or replaced (epoch s).")
 
 
-_INDEX = TypeAdapter(list[SkillIndexEntry])
+SKILL_INDEX = TypeAdapter(list[SkillIndexEntry])
 
 
 class SkillStore:
@@ -77,7 +77,7 @@ class SkillStore:
             CorruptWorkspace: The index cannot be read back.
         """
         source = source.expanduser().resolve()
-        skill = _parse_skill(source)
+        skill = parse_skill_dir(source)
         if self.directory.resolve().is_relative_to(source):
             raise InvalidSkill(f"{source} contains the workspace's skills directory")
         digest = tree_sha256(source)
@@ -86,7 +86,7 @@ class SkillStore:
             previous = next((e for e in entries if e.name == skill.name), None)
             target = self.directory / component(skill.name)
             if previous is not None and previous.sha256 == digest and target.is_dir():
-                return InstalledSkill(skill=_parse_skill(target), updated_at=previous.updated_at)
+                return InstalledSkill(skill=parse_skill_dir(target), updated_at=previous.updated_at)
             self._replace(source, target)
             if previous is not None and previous.dir != target.name:
                 shutil.rmtree(self.directory / previous.dir, ignore_errors=True)
@@ -94,7 +94,7 @@ class SkillStore:
                 name=skill.name, dir=target.name, sha256=digest, updated_at=time.time()
             )
             self._write_index([*(e for e in entries if e.name != skill.name), entry])
-            return InstalledSkill(skill=_parse_skill(target), updated_at=entry.updated_at)
+            return InstalledSkill(skill=parse_skill_dir(target), updated_at=entry.updated_at)
 
     def remove(self, name: str) -> None:
         """Delete the skill called `name` and its index entry.
@@ -135,7 +135,7 @@ class SkillStore:
             if folder.name.startswith(".") or not (folder / SKILL_FILE).is_file():
                 continue
             try:
-                skill = _parse_skill(folder)
+                skill = parse_skill_dir(folder)
             except InvalidSkill as exc:
                 log.warning("skipping skill directory %s: %s", folder, exc)
                 continue
@@ -164,7 +164,7 @@ class SkillStore:
 
     def _index(self) -> list[SkillIndexEntry]:
         try:
-            return _INDEX.validate_python(read_json_array(self._index_file))
+            return SKILL_INDEX.validate_python(read_json_array(self._index_file))
         except ValidationError as exc:
             raise CorruptWorkspace(f"{self._index_file} is not a skill index: {exc}") from exc
 
@@ -172,7 +172,7 @@ class SkillStore:
         write_json(self._index_file, [e.model_dump(mode="json") for e in entries])
 
 
-def _parse_skill(folder: Path) -> Skill:
+def parse_skill_dir(folder: Path) -> Skill:
     """The skill defined by `folder/SKILL.md`.
 
     Raises:

@@ -17,7 +17,8 @@
     ├── FileChanged              a file shrank while it was being read
     ├── CorruptWorkspace         a file of the workspace layout cannot be read back
     ├── SandboxUnavailable       the sandbox cannot be set up here (no bubblewrap, ...)
-    └── DockerUnavailable        a Docker workspace cannot start (no daemon, no image, ...)
+    ├── DockerUnavailable        a Docker workspace cannot start (no daemon, no image, ...)
+    └── E2BUnavailable           an E2B workspace cannot start (no key, API unreachable, ...)
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -102,3 +103,7 @@ class SandboxUnavailable(WorkspaceError):
 
 class DockerUnavailable(WorkspaceError):
     """A Docker workspace cannot start: no daemon, a missing image, a container that fails."""
+
+
+class E2BUnavailable(WorkspaceError):
+    """An E2B workspace cannot start: no API key, API or sandbox unreachable, a failing start."""

@@ -28,7 +28,7 @@ from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolBase
 from agent_core.tool.builtin.runner import WorkspaceToolRunner, workspace_tools
 from agent_core.tool.execution import ToolExecutor
-from workspaces._mcps import MCPRegistry
+from workspaces._mcps import LocalArrayDocument, MCPRegistry
 from workspaces._offload import OffloadStore
 from workspaces._skills import SkillStore
 from workspaces.base import InstalledSkill, WorkspaceBase
@@ -84,7 +84,7 @@ class LocalWorkspace(WorkspaceBase):
         self.env = None if env is None else dict(env)
         self._runner = WorkspaceToolRunner(env=self.env)
         root = self.host_workdir
-        self._mcps = MCPRegistry(root / MCP_FILE, root, self._mcp_client)
+        self._mcps = MCPRegistry(LocalArrayDocument(root / MCP_FILE, root), self._mcp_client)
         self._skills = SkillStore(root / SKILLS_DIR, root)
         self._offload = OffloadStore(root / SESSIONS_DIR, root / DATA_DIR, self._visible_path)
         self._open = False
@@ -103,6 +103,7 @@ class LocalWorkspace(WorkspaceBase):
         if self._open:
             return
         await asyncio.to_thread(self._prepare)
+        await self._mcps.seed(self.default_mcps)
         await self._mcps.sync()
         self._open = True
 
@@ -110,7 +111,6 @@ class LocalWorkspace(WorkspaceBase):
         self.host_workdir.mkdir(parents=True, exist_ok=True)
         for name in (DATA_DIR, SESSIONS_DIR):
             (self.host_workdir / name).mkdir(exist_ok=True)
-        self._mcps.seed(self.default_mcps)
         self._skills.seed(self.skill_paths)
 
     async def close(self) -> None:

@@ -91,46 +91,38 @@ class _Entry:
     leases: int = 0
 
 
-class LocalWorkspaceManager(WorkspaceManagerBase):
-    """`LocalWorkspace`s under `basedir`, one per agent unless a session names its workspace.
+class CachingWorkspaceManager(WorkspaceManagerBase):
+    """Open workspaces cached per `WorkspaceKey`, closed when idle for `ttl` seconds.
 
-    A workspace lives in `{basedir}/{user_id}/{workspace_id}` (each part path-encoded), so
-    that a workspace id a user chose never reaches another user's files. Open workspaces are
-    cached; one idle (not leased) for `ttl` seconds is closed — its MCP servers stopped — and
-    re-opened from disk on the next request. Entering the manager (`async with`) runs the
-    eviction in the background; `evict_idle()` runs it once.
+    One workspace per agent unless a session names its workspace; a subclass says how a
+    workspace of a key is made (`_new_workspace`). An idle workspace (not leased for `ttl`
+    seconds) is closed — its MCP servers stopped, its container or sandbox released — and
+    re-opened on the next request. Entering the manager (`async with`) runs the eviction in
+    the background; `evict_idle()` runs it once.
     """
 
     def __init__(
         self,
-        basedir: str | Path,
         *,
         ttl: float = 3600.0,
         default_mcps: Sequence[MCPClientConfig] = (),
         skill_paths: Sequence[str | Path] = (),
         clock: Callable[[], float] = time.monotonic,
-        factory: Callable[..., WorkspaceBase] = LocalWorkspace,
     ) -> None:
-        """Keep workspaces under `basedir`.
+        """Cache workspaces for `ttl` idle seconds.
 
         Args:
-            basedir: The directory holding every workspace.
             ttl: Seconds an unused workspace stays open.
             default_mcps: MCP servers registered in every brand-new workspace.
             skill_paths: Skills installed in every brand-new workspace.
             clock: Monotonic seconds (replaceable in tests).
-            factory: Builds a workspace: called as `factory(workdir, workspace_id,
-                default_mcps=..., skill_paths=...)` (default `LocalWorkspace`; e.g. a
-                `SandboxWorkspace` with its policy bound).
         """
         if ttl <= 0:
             raise ValueError("ttl must be positive")
-        self.basedir = Path(basedir).expanduser().absolute()
         self.ttl = ttl
         self.default_mcps = list(default_mcps)
         self.skill_paths = list(skill_paths)
         self._clock = clock
-        self._factory = factory
         self._entries: dict[WorkspaceKey, _Entry] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -149,10 +141,6 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
     ) -> WorkspaceKey:
         """Per agent: the session's own `workspace_id` if it names one, else the agent id."""
         return WorkspaceKey(user_id, workspace_id or agent_id)
-
-    def workdir(self, key: WorkspaceKey) -> Path:
-        """Where the workspace of `key` lives."""
-        return self.basedir / component(key.user_id) / component(key.workspace_id)
 
     async def get_workspace(
         self, user_id: str, agent_id: str, session_id: str, workspace_id: str | None = None
@@ -220,14 +208,9 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
             self._entries[key] = entry
         return entry
 
+    @abstractmethod
     def _new_workspace(self, key: WorkspaceKey) -> WorkspaceBase:
         """The (unopened) workspace of `key`."""
-        return LocalWorkspace(
-            self.workdir(key),
-            key.workspace_id,
-            default_mcps=self.default_mcps,
-            skill_paths=self.skill_paths,
-        )
 
     async def _acquire(self, key: WorkspaceKey) -> WorkspaceBase:
         entry = self._entry(key)
@@ -248,6 +231,56 @@ class LocalWorkspaceManager(WorkspaceManagerBase):
                 await self.evict_idle()
             except Exception:  # a failing close must not stop later evictions
                 log.exception("evicting idle workspaces failed")
+
+
+class LocalWorkspaceManager(CachingWorkspaceManager):
+    """`LocalWorkspace`s under `basedir`, one per agent unless a session names its workspace.
+
+    A workspace lives in `{basedir}/{user_id}/{workspace_id}` (each part path-encoded), so
+    that a workspace id a user chose never reaches another user's files. Open workspaces are
+    cached; one idle (not leased) for `ttl` seconds is closed — its MCP servers stopped — and
+    re-opened from disk on the next request. Entering the manager (`async with`) runs the
+    eviction in the background; `evict_idle()` runs it once.
+    """
+
+    def __init__(
+        self,
+        basedir: str | Path,
+        *,
+        ttl: float = 3600.0,
+        default_mcps: Sequence[MCPClientConfig] = (),
+        skill_paths: Sequence[str | Path] = (),
+        clock: Callable[[], float] = time.monotonic,
+        factory: Callable[..., WorkspaceBase] = LocalWorkspace,
+    ) -> None:
+        """Keep workspaces under `basedir`.
+
+        Args:
+            basedir: The directory holding every workspace.
+            ttl: Seconds an unused workspace stays open.
+            default_mcps: MCP servers registered in every brand-new workspace.
+            skill_paths: Skills installed in every brand-new workspace.
+            clock: Monotonic seconds (replaceable in tests).
+            factory: Builds a workspace: called as `factory(workdir, workspace_id,
+                default_mcps=..., skill_paths=...)` (default `LocalWorkspace`; e.g. a
+                `SandboxWorkspace` with its policy bound).
+        """
+        super().__init__(ttl=ttl, default_mcps=default_mcps, skill_paths=skill_paths, clock=clock)
+        self.basedir = Path(basedir).expanduser().absolute()
+        self._factory = factory
+
+    def workdir(self, key: WorkspaceKey) -> Path:
+        """Where the workspace of `key` lives."""
+        return self.basedir / component(key.user_id) / component(key.workspace_id)
+
+    def _new_workspace(self, key: WorkspaceKey) -> WorkspaceBase:
+        """The (unopened) workspace of `key`."""
+        return self._factory(
+            self.workdir(key),
+            key.workspace_id,
+            default_mcps=self.default_mcps,
+            skill_paths=self.skill_paths,
+        )
 
 
 async def _opened(workspace: WorkspaceBase) -> WorkspaceBase:

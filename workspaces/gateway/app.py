@@ -1,8 +1,9 @@
 """The MCP gateway: a FastAPI app, run inside a container, that owns its MCP sessions.
 
 The host cannot hold a stdio session with a server inside a container, so the gateway does:
-it keeps one `MCPClient` per registered server and serves them over HTTP on a unix socket in
-a directory the host shares with the container (the container has no network to listen on)::
+it keeps one `MCPClient` per registered server and serves them over HTTP, on a unix socket in
+a directory the host shares with a container (which has no network to listen on) or on a TCP
+port a sandbox exposes (E2B)::
 
     GET    /health                       liveness (no token needed)
     GET    /mcps                         the registered servers
@@ -12,7 +13,8 @@ a directory the host shares with the container (the container has no network to 
     POST   /mcps/{name}/tools/{tool}     call one; the reply streams ToolChunks (NDJSON)
 
 Every route but `/health` needs `Authorization: Bearer <token>`, the token the workspace
-minted at `initialize()`. Run it as `python -m workspaces.gateway.app --socket PATH`; the token
+minted at `initialize()`. Run it as `python -m workspaces.gateway.app --socket PATH` (or
+`--port N`, listening on every interface of the sandbox); the token
 is the first line of its stdin (never argv or the environment, which other processes in the
 container can read), and it exits when its stdin ends.
 """
@@ -152,15 +154,18 @@ async def _upstream(action: Callable[[], Awaitable[Any]]) -> Any:
         raise HTTPException(502, str(exc)) from exc
 
 
-async def serve(socket_path: str) -> None:
-    """Read the token from stdin, then serve on `socket_path` until stdin ends."""
+async def serve(socket_path: str | None, port: int | None = None) -> None:
+    """Read the token from stdin, then serve on `socket_path` (or `port`) until stdin ends."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     token = (await reader.readline()).decode().strip()
     if not token:
         raise SystemExit("gateway: no token on stdin")
-    config = uvicorn.Config(build_app(token), uds=socket_path, log_level="warning", lifespan="on")
+    where: dict[str, Any] = (
+        {"uds": socket_path} if port is None else {"host": "0.0.0.0", "port": port}
+    )
+    config = uvicorn.Config(build_app(token), log_level="warning", lifespan="on", **where)
     server = uvicorn.Server(config)
 
     async def watch_stdin() -> None:
@@ -176,12 +181,14 @@ async def serve(socket_path: str) -> None:
 
 
 def main() -> None:
-    """`python -m workspaces.gateway.app --socket PATH` (token on stdin)."""
+    """`python -m workspaces.gateway.app --socket PATH | --port N` (token on stdin)."""
     parser = argparse.ArgumentParser(prog="python -m workspaces.gateway.app")
-    parser.add_argument("--socket", required=True, help="The unix socket to listen on.")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--socket", help="The unix socket to listen on.")
+    where.add_argument("--port", type=int, help="The TCP port to listen on (all interfaces).")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="gateway: %(levelname)s %(message)s")
-    asyncio.run(serve(args.socket))
+    asyncio.run(serve(args.socket, args.port))
 
 
 if __name__ == "__main__":

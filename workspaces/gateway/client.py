@@ -1,8 +1,9 @@
 """The host side of the MCP gateway: `GatewayMCPClient` and `GatewayMCPTool`.
 
 They stand in for `MCPClient` and `MCPTool` when the MCP servers run inside a workspace's
-container: the same names, schemas, errors and streaming, with every operation an HTTP
-request to the workspace's gateway (see `workspaces.gateway.app`) over its unix socket.
+container or sandbox: the same names, schemas, errors and streaming, with every operation an
+HTTP request to the workspace's gateway (see `workspaces.gateway.app`), over its unix socket
+or a URL the sandbox exposes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +30,37 @@ _GRACE = 10.0
 
 
 class GatewayConnection:
-    """The host's line to one workspace's gateway: its unix socket and bearer token."""
+    """The host's line to one workspace's gateway: where it listens and its bearer token."""
 
-    def __init__(self, socket_path: str | Path, token: str, *, timeout: float = 30.0) -> None:
-        """Talk to the gateway listening on `socket_path`, presenting `token`.
+    def __init__(
+        self,
+        socket_path: str | Path | None,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Talk to the gateway listening on `socket_path` (or at `url`), presenting `token`.
 
         Args:
-            socket_path: The gateway's socket, as the host sees it.
+            socket_path: The gateway's socket, as the host sees it; None with `url`.
             token: The bearer token the gateway was started with.
             timeout: Seconds to connect and for each request that does not say otherwise.
+            url: The gateway's base URL, when it is reached over the network instead.
+            headers: Extra headers of every request (e.g. a sandbox proxy's routing).
+
+        Raises:
+            ValueError: Neither or both of `socket_path` and `url` are given.
         """
-        self.socket_path = Path(socket_path)
+        if (socket_path is None) == (url is None):
+            raise ValueError("give the gateway's socket_path or its url, not both")
+        self.socket_path = None if socket_path is None else Path(socket_path)
+        transport = None if socket_path is None else httpx.AsyncHTTPTransport(uds=str(socket_path))
         self._http = httpx.AsyncClient(
-            transport=httpx.AsyncHTTPTransport(uds=str(socket_path)),
-            base_url="http://gateway",
-            headers={"Authorization": f"Bearer {token}"},
+            transport=transport,
+            base_url=url or "http://gateway",
+            headers={**(headers or {}), "Authorization": f"Bearer {token}"},
             timeout=timeout,
         )
 
