@@ -1,7 +1,8 @@
 """The web console (`/console`) driven in headless Chromium against `troupe serve`.
 
 The flow: enter the user id -> add a model credential and create an agent -> start a session ->
-chat and watch the reply stream in -> a Write call asks for permission, approved in the page ->
+chat and watch the reply stream in -> a Write call asks for permission, which survives a reload and
+is approved in the page ->
 a leader (scripted to call TeamCreate and AgentCreate) assembles a team whose five members appear
 live in the team panel with their status and inbox depth -> the session list shows every session
 with its status -> `/docs` renders Swagger UI. Every request the pages make must stay on the
@@ -151,6 +152,10 @@ const report = { steps: [], httpErrors: [], pageErrors: [], offsite: [], screens
     await card.waitFor();
     await page.locator('#status .badge.awaiting_permission').waitFor();
     await step('confirm');
+    // the parked reply is not in the transcript yet: a reload replays it from the event log
+    await page.reload();
+    await card.waitFor();
+    await page.locator('#transcript[data-streaming=open]').waitFor();
     await card.getByRole('button', { name: 'Allow', exact: true }).click();
     await page.locator('.confirm.answered').waitFor();
     await page.locator('.block.tool[data-tool=Write] .state').getByText('success').waitFor();
