@@ -120,6 +120,10 @@ class RedisMessageBus:
         entries = await self.redis.xrange(self.keys.inbox(session_id), "-", "+")
         return [(_text(eid), _ITEM.validate_json(fields[b"i"])) for eid, fields in entries]
 
+    async def inbox_depth(self, session_id: str) -> int:
+        """Return how many items wait in the session's inbox (the reply in progress included)."""
+        return int(await self.redis.xlen(self.keys.inbox(session_id)))
+
     async def sessions_with_inbox(self) -> list[str]:
         """Sessions whose inbox may hold items (the sweeper re-wakes them)."""
         return [_text(s) for s in await self.redis.smembers(self.keys.inboxes())]

@@ -55,7 +55,7 @@ from actors.skill_upload import (
 )
 from actors.status import parked_status
 from actors.storage import RedisStorage
-from actors.team import TeamNotFound, TeamRecord, TeamStore
+from actors.team import NotInTeam, TeamNotFound, TeamRecord, TeamStore
 from actors.workspace_backends import workspace_health
 from actors.workspace_host import FileStream
 from actors.workspaces import (
@@ -96,6 +96,25 @@ class SessionOverview:
     is_running: bool
     status: SessionStatus
     team: TeamRecord | None
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    """A team member (the leader too) as a team view shows it live."""
+
+    name: str
+    session_id: str
+    status: SessionStatus | None  # None: the member's session is gone
+    inbox_depth: int
+
+
+@dataclass(frozen=True)
+class TeamStatus:
+    """A team with what each of its sessions is doing now."""
+
+    team: TeamRecord
+    leader: MemberStatus
+    members: list[MemberStatus]
 
 
 @dataclass(frozen=True)
@@ -341,9 +360,37 @@ class RuntimeClient:
             SessionNotFound: no such session for this user.
         """
         await self.storage.get_session(user_id, session_id)
+        return await self._status(session_id)
+
+    async def _status(self, session_id: str) -> SessionStatus:
         if await self.bus.running(session_id) is not None:
             return SessionStatus.RUNNING
         return parked_status(await self.storage.load_state(session_id))
+
+    async def team_status(self, user_id: str, session_id: str) -> TeamStatus:
+        """Return a session's team (it leads or is in it): each session's status, inbox depth.
+
+        Raises:
+            SessionNotFound: no such session for this user.
+            NotInTeam: the session is in no team.
+        """
+        session = await self.storage.get_session(user_id, session_id)
+        if session.team_id is None:
+            raise NotInTeam(session_id)
+        team = await self.teams.get(session.team_id)
+        if team.user_id != user_id:
+            raise TeamNotFound(team.id)
+        leader = await self._member_status(user_id, team.leader_name, team.leader_session_id)
+        members = [await self._member_status(user_id, m.name, m.session_id) for m in team.members]
+        return TeamStatus(team, leader, members)
+
+    async def _member_status(self, user_id: str, name: str, session_id: str) -> MemberStatus:
+        try:
+            await self.storage.get_session(user_id, session_id)
+        except SessionNotFound:  # deleted while the team record still names it
+            return MemberStatus(name, session_id, None, 0)
+        status = await self._status(session_id)
+        return MemberStatus(name, session_id, status, await self.bus.inbox_depth(session_id))
 
     async def interrupt(self, user_id: str, session_id: str) -> None:
         """Interrupt the running reply, or close a parked one (idempotent; idle: no-op).
@@ -498,11 +545,13 @@ __all__ = [
     "MCPExists",
     "MCPRecord",
     "MCPUnavailable",
+    "MemberStatus",
     "MessagesPage",
     "PathForbidden",
     "RuntimeClient",
     "SessionDispatcher",
     "SkillRecord",
+    "TeamStatus",
     "TooLarge",
     "UploadManifest",
     "WorkspaceClosed",

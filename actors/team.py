@@ -33,6 +33,12 @@ class TeamNotFound(NotFound):
     kind = "team"
 
 
+class NotInTeam(NotFound):
+    """The session belongs to no team."""
+
+    kind = "team of session"
+
+
 class SubAgentTemplate(BaseModel):
     """A blueprint for workers: prompt, permissions and loop settings of one worker type."""
 

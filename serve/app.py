@@ -26,6 +26,7 @@ from actors.extensions import AgentMiddlewareFactory, AgentToolFactory, import_p
 from actors.settings import RuntimeSettings
 from actors.team import SubAgentTemplate, template_registry
 from serve.body_limit import BodyLimit
+from serve.console import install_console
 from serve.errors import install_error_handlers
 from serve.routes import (
     agents,
@@ -194,8 +195,17 @@ def build_app(
         finally:
             await app.state.runtime.aclose()
 
-    app = FastAPI(title=title, version=version, lifespan=lifespan, middleware=list(middlewares))
+    # FastAPI's own /docs and /redoc load from a CDN; install_console serves /docs locally.
+    app = FastAPI(
+        title=title,
+        version=version,
+        lifespan=lifespan,
+        middleware=list(middlewares),
+        docs_url=None,
+        redoc_url=None,
+    )
     install_error_handlers(app)
+    install_console(app)
     app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
     routers = (
         health,

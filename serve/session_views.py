@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from actors.client import SessionOverview
+from actors.client import MemberStatus, SessionOverview, TeamStatus
 from actors.records import AgentRecord, SessionRecord, SessionStatus
 from actors.team import TeamRecord
 from serve.schemas import AgentView
@@ -124,4 +124,43 @@ def _team_detail(team: TeamRecord, agent: AgentRecord) -> TeamDetailResponse:
         members=[
             TeamMemberView(agent=as_member(m.name), session_id=m.session_id) for m in team.members
         ],
+    )
+
+
+class TeamMemberStatus(BaseModel):
+    """A team session (leader or worker) and what it is doing now."""
+
+    name: str = Field(description="The name the team addresses it by.")
+    session_id: str
+    status: SessionStatus | None = Field(description="None: the session is gone.")
+    inbox_depth: int = Field(description="Inputs waiting in its inbox (team messages included).")
+
+
+class TeamStatusResponse(BaseModel):
+    """`GET /sessions/{id}/team`: the session's team, live."""
+
+    team_id: str
+    name: str
+    description: str
+    leader: TeamMemberStatus
+    members: list[TeamMemberStatus]
+
+
+def team_status_view(team: TeamStatus) -> TeamStatusResponse:
+    """The response body of a team's live status."""
+
+    def member(status: MemberStatus) -> TeamMemberStatus:
+        return TeamMemberStatus(
+            name=status.name,
+            session_id=status.session_id,
+            status=status.status,
+            inbox_depth=status.inbox_depth,
+        )
+
+    return TeamStatusResponse(
+        team_id=team.team.id,
+        name=team.team.name,
+        description=team.team.description,
+        leader=member(team.leader),
+        members=[member(m) for m in team.members],
     )

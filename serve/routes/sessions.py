@@ -17,7 +17,12 @@ from serve.schemas import (
     SessionStatusResponse,
     UpdateSessionRequest,
 )
-from serve.session_views import ListSessionsResponse, session_view
+from serve.session_views import (
+    ListSessionsResponse,
+    TeamStatusResponse,
+    session_view,
+    team_status_view,
+)
 from serve.sse import event_frames
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
@@ -155,6 +160,15 @@ async def session_status(session_id: str, user: UserId, runtime: Runtime) -> Ses
     return SessionStatusResponse(
         session_id=session_id, status=await runtime.status(user, session_id)
     )
+
+
+@router.get("/{session_id}/team", dependencies=_OF_AGENT)
+async def session_team(session_id: str, user: UserId, runtime: Runtime) -> TeamStatusResponse:
+    """The team the session leads or works in: each session's status and inbox depth (404: none).
+
+    Poll it, or re-read it on the leader stream's `team_updated` events.
+    """
+    return team_status_view(await runtime.team_status(user, session_id))
 
 
 @router.post("/{session_id}/interrupt", status_code=202, dependencies=_OF_AGENT)

@@ -38,15 +38,9 @@ process is needed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -57,60 +51,37 @@ from typing import Any
 import httpx
 import pytest
 
-from actors._ports import find_free_port
 from agent_core.agent import RUNTIME_STATE_SOURCE
+from tests.support.browser import Browser, artifacts_dir, find_browser, troupe_serve
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
-REPO = Path(__file__).resolve().parents[2]
 USER = "ada"
 AGENT_NAME = "Friday"
 QUESTION = "Hi there, who are you?"
 REPLY = "Hello from Troupe! I am Friday, a scripted assistant streaming this reply to you."
 TITLE = "Greeting Friday"
-SERVE_START_TIMEOUT = 240.0
 FLOW_TIMEOUT = 300.0
-
-
-def _requirement(env: str, default: str | None = None) -> str | None:
-    value = os.environ.get(env) or default
-    return value if value and Path(value).exists() else None
 
 
 @dataclass(frozen=True)
 class Toolchain:
-    """Where the built UI, node, playwright-core and Chromium are."""
+    """The built UI and the browser that drives it."""
 
     dist: Path
-    node: str
-    playwright: Path
-    chromium: str
+    browser: Browser
 
 
 @pytest.fixture(scope="module")
 def toolchain() -> Toolchain:
-    dist = _requirement("TROUPE_WEBUI_DIST")
-    if dist is None or not (Path(dist) / "index.html").is_file():
+    dist = os.environ.get("TROUPE_WEBUI_DIST")
+    if not dist or not (Path(dist) / "index.html").is_file():
         pytest.skip(
             "TROUPE_WEBUI_DIST does not name a built AgentScope web UI (a dist/ directory with "
             "index.html); see this module's docstring for how to build one"
         )
-    node = _requirement("TROUPE_WEBUI_NODE", shutil.which("node"))
-    playwright = _requirement("TROUPE_WEBUI_PLAYWRIGHT")
-    chromium = _requirement("TROUPE_WEBUI_CHROMIUM", "/usr/bin/chromium")
-    missing = [
-        name
-        for name, found in (
-            ("node (TROUPE_WEBUI_NODE)", node),
-            ("playwright-core (TROUPE_WEBUI_PLAYWRIGHT)", playwright),
-            ("Chromium (TROUPE_WEBUI_CHROMIUM)", chromium),
-        )
-        if found is None
-    ]
-    if missing or node is None or playwright is None or chromium is None:
-        pytest.skip(f"the web UI test needs {', '.join(missing)}")
-    return Toolchain(Path(dist), node, Path(playwright), chromium)
+    return Toolchain(Path(dist), find_browser())
 
 
 class _SinglePageApp(SimpleHTTPRequestHandler):
@@ -157,60 +128,8 @@ def api_url(
     toolchain: Toolchain, ui_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     """`troupe serve` in a subprocess: embedded Redis, local Ray, CORS for the UI's origin."""
-    home = tmp_path_factory.mktemp("troupe-serve")
-    port = find_free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "TROUPE_WORKSPACE_ROOT": str(home / "workspaces"),
-        "RAY_ADDRESS": "",
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "serve.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--cors-origin",
-        ui_url,
-        "--data-dir",
-        str(home / "data"),
-    ]
-    log_path = home / "serve.log"
-    with log_path.open("wb") as log:
-        # its own process group: Ray's daemons go down with it if it must be killed
-        process = subprocess.Popen(
-            command,
-            cwd=home,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait_healthy(url, process, log_path)
-            yield url
-        finally:
-            process.send_signal(signal.SIGINT)  # Ctrl-C: Serve, Ray and Redis shut down
-            try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + SERVE_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"troupe serve exited early:\n{log_path.read_text()[-4000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{url}/health", headers={"X-User-ID": USER}, timeout=2).is_success:
-                return
-        time.sleep(0.5)
-    pytest.fail(f"troupe serve was not healthy in time:\n{log_path.read_text()[-4000:]}")
+    with troupe_serve(tmp_path_factory.mktemp("troupe-serve"), "--cors-origin", ui_url) as url:
+        yield url
 
 
 DRIVER = r"""
@@ -224,8 +143,7 @@ const report = { steps: [], httpErrors: [], pageErrors: [], screenshots: [] };
 (async () => {
   const browser = await chromium.launch({
     executablePath: cfg.chromium,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: cfg.chromiumArgs,
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.setDefaultTimeout(cfg.stepTimeoutMs);
@@ -333,9 +251,6 @@ def test_the_agentscope_web_ui_runs_a_chat_and_shows_it_again_after_a_reload(
     }
     created = httpx.post(f"{api_url}/credential/", json=credential, headers=headers, timeout=10)
     assert created.status_code == 201, created.text
-    artifacts = Path(os.environ.get("TROUPE_WEBUI_ARTIFACTS") or tmp_path)
-    artifacts.mkdir(parents=True, exist_ok=True)
-    report_path = tmp_path / "report.json"
     flow = {
         "ui": ui_url,
         "api": api_url,
@@ -346,24 +261,10 @@ def test_the_agentscope_web_ui_runs_a_chat_and_shows_it_again_after_a_reload(
         "title": TITLE,
         "hintLabel": "System - Runtime State",
         "modelName": _first_model_name(api_url, "openai_credential"),
-        "chromium": toolchain.chromium,
-        "artifacts": str(artifacts),
-        "reportPath": str(report_path),
+        "artifacts": str(artifacts_dir(tmp_path)),
         "stepTimeoutMs": 90_000,
     }
-    driver = tmp_path / "driver.cjs"
-    driver.write_text(DRIVER)
-    env = {**os.environ, "FLOW": json.dumps(flow), "PLAYWRIGHT_CORE": str(toolchain.playwright)}
-    run = subprocess.run(
-        [toolchain.node, str(driver)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=FLOW_TIMEOUT,
-        check=False,
-    )
-    assert report_path.exists(), f"the browser driver failed:\n{run.stdout}\n{run.stderr}"
-    report = json.loads(report_path.read_text())
+    report = toolchain.browser.run(DRIVER, flow, tmp_path, FLOW_TIMEOUT)
     assert report["ok"], (
         f"{report.get('error')}\nsteps: {[s['name'] for s in report['steps']]}\n"
         f"last page:\n{report['steps'][-1]['text'] if report['steps'] else ''}\n"

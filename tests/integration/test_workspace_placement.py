@@ -28,7 +28,7 @@ from actors.embedded_redis import EmbeddedRedis
 from actors.keys import Keys
 from actors.settings import RuntimeSettings
 from serve import deployment
-from tests.support.api import chat_and_collect, make_session
+from tests.support.api import USER, chat_and_collect, make_session
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame
 
@@ -85,6 +85,16 @@ async def api(service: tuple[str, RuntimeSettings]) -> AsyncIterator[httpx.Async
 def model() -> Iterator[OpenAIWireServer]:
     with OpenAIWireServer(default_text="done") as server:
         yield server
+
+
+async def bypass_session(api: httpx.AsyncClient, model: OpenAIWireServer) -> tuple[str, str]:
+    """A session in BYPASS mode: nothing asks, so the sandbox alone confines the tools."""
+    agent_id, session_id = await make_session(api, model.base_url)
+    patched = await api.patch(
+        f"/sessions/{session_id}", json={"permission_mode": "bypass"}, headers=USER
+    )
+    assert patched.status_code == 200, patched.text
+    return agent_id, session_id
 
 
 def bash(command: str, call_id: str = "c1") -> ScriptedReply:
@@ -164,7 +174,7 @@ async def test_tools_run_on_a_sandbox_node_and_sessions_on_the_agent_node(
     service: tuple[str, RuntimeSettings],
     model: OpenAIWireServer,
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
+    agent_id, session_id = await bypass_session(api, model)
     model.push(bash("hostname; echo made > made.txt; echo $TROUPE_SECRET_KEY-$RAY_ADDRESS."))
     frames = (await chat_and_collect(api, agent_id, session_id, "go"))[0]
     assert tool_results(frames) == ["sandbox\n-.\n"]
@@ -190,7 +200,7 @@ def workspace_node(settings: RuntimeSettings, agent_id: str) -> str:
 async def test_killing_the_workspace_actor_mid_tool_gives_an_error_result(
     api: httpx.AsyncClient, service: tuple[str, RuntimeSettings], model: OpenAIWireServer
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
+    agent_id, session_id = await bypass_session(api, model)
     marker = f"sleep 3{uuid.uuid4().int % 1000}"
     model.push(bash(marker), ScriptedReply(text="recovered"))
     chat = asyncio.create_task(chat_and_collect(api, agent_id, session_id, "go"))
@@ -204,7 +214,9 @@ async def test_killing_the_workspace_actor_mid_tool_gives_an_error_result(
 
     model.push(bash("echo still-usable", "c2"), ScriptedReply(text="ok"))
     frames = (await chat_and_collect(api, agent_id, session_id, "again"))[0]
-    assert tool_results(frames) == ["still-usable\n"]
+    assert tool_results(frames) == ["still-usable\n"], [
+        (f.type, f.data.get("delta") or f.data.get("error")) for f in frames
+    ]
 
 
 async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
@@ -213,7 +225,7 @@ async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
     service: tuple[str, RuntimeSettings],
     model: OpenAIWireServer,
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
+    agent_id, session_id = await bypass_session(api, model)
     model.push(bash("echo before"), ScriptedReply(text="ok"))
     await chat_and_collect(api, agent_id, session_id, "first")
     lost = workspace_node(service[1], agent_id)
@@ -233,7 +245,7 @@ async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
 async def test_a_background_call_outlives_its_session_actor(
     api: httpx.AsyncClient, model: OpenAIWireServer
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
+    agent_id, session_id = await bypass_session(api, model)
     model.push(
         bash("sleep 11; echo finished-in-background"),
         ScriptedReply(text="it runs in the background"),
