@@ -45,7 +45,8 @@ def _last_results(messages: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def scripted(body: dict[str, Any]) -> ScriptedReply:
-    messages = body["messages"]
+    # The runtime-state hints (`<system-reminder>` user turns) are not the conversation.
+    messages = [m for m in body["messages"] if not _text(m).startswith("<system-reminder>")]
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if tools == {"generate_structured_output"}:  # a session title
         return ScriptedReply(tool_calls=[("title", "generate_structured_output", {"title": "x"})])
@@ -144,6 +145,10 @@ async def test_a_workers_team_say_without_to_reaches_its_leader(
     assert (await post_chat(api, agent_id, leader, "assemble")).status_code == 200
     frames = await asyncio.wait_for(final, 90)
 
-    (hint,) = [f.data for f in frames if f.type == "HINT_BLOCK"]
+    (hint,) = [
+        f.data
+        for f in frames
+        if f.type == "HINT_BLOCK" and json.loads(f.data["source"] or "{}").get("label") == "team"
+    ]
     assert hint["hint"] == '<team-message from="w1">\nreport: done\n</team-message>'
     assert json.loads(hint["source"]) == {"label": "team", "sublabel": "w1"}
