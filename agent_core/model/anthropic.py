@@ -132,6 +132,8 @@ def _merge(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for turn in turns:
         if merged and merged[-1]["role"] == turn["role"] and turn["role"] != "system":
             merged[-1]["content"] = [*merged[-1]["content"], *turn["content"]]
+        elif turn["role"] == "system":
+            merged.append(dict(turn))
         else:
             merged.append({"role": turn["role"], "content": list(turn["content"])})
     for turn in merged:
@@ -251,15 +253,12 @@ class _AnthropicDecoder(ResponseDecoder):
         self.stop_reason = payload.get("stop_reason")
         out: list[ResponseBlock] = []
         for index, block in enumerate(payload["content"]):
-            body = dict(block)
-            if body.get("type") == "tool_use":
-                # Whole answers carry the parsed input; streams start with an empty one.
-                out += self._start(index, {**body, "input": {}})
-                out += self._delta(
-                    index, {"type": "input_json_delta", "partial_json": json.dumps(body["input"])}
-                )
+            if block.get("type") == "tool_use":
+                # Whole answers carry the parsed input (streams send it as JSON fragments).
+                arguments = json.dumps(block.get("input") or {})
+                out.append(ToolCallBlock(id=block["id"], name=block["name"], input=arguments))
             else:
-                out += self._start(index, body)
+                out += self._start(index, block)
         self.complete = True
         return out
 
