@@ -22,7 +22,8 @@ Not ported, and why:
   a process-wide tracer provider can be set only once (other tests need it unset); the test
   builds the spec's provider with an in-memory exporter and hands it to the middleware.
 - Human-in-the-loop, permissions, tools, MCP, skills, workspaces and `RedisStorage` examples
-  are outside this module (see `test_spec_examples.py` and the workspace/service tests).
+  are outside this module (see `test_spec_examples.py`, `test_spec_examples_tools.py`,
+  `test_spec_examples_rest.py` and `tests/integration/test_spec_examples_service.py`).
 """
 
 from __future__ import annotations
