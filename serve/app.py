@@ -234,7 +234,6 @@ def build_app(
     )
     for module in routers:
         app.include_router(module.router)
-    app.add_middleware(
-        CollectionRoots, roots=collection_roots(getattr(r, "path", "") for r in app.routes)
-    )
+    paths = [getattr(route, "path", "") for module in routers for route in module.router.routes]
+    app.add_middleware(CollectionRoots, roots=collection_roots(paths))
     return app
