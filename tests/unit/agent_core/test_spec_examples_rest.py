@@ -23,12 +23,12 @@ Spec text the tests rely on:
     GET /mcps/{name}/tools, POST /mcps/{name}/tools/{tool} — protected by a per-workspace
     bearer token minted at each initialize().
 
-Elsewhere: the `DockerWorkspace` example runs against a real daemon in
-`tests/integration/docker/test_docker_spec_example.py`; the Agent Service examples in
-`tests/integration/test_spec_examples_service.py`.
+Elsewhere: the Agent Service examples run in `tests/integration/test_spec_examples_service.py`.
 
-Not run here, and why:
+Not run yet, and why:
 
+- `DockerWorkspace(base_image=..., node_version=..., extra_pip=...)`: Troupe's workspace takes
+  a prebuilt `image=`; building a derived image from those arguments is still to be added.
 - `E2BWorkspace` and `E2BWorkspaceManager`: the E2B backend (with a local E2B-protocol server
   for its tests) is being built separately; its examples join its tests.
 """
