@@ -16,7 +16,8 @@ from redis.exceptions import ResponseError
 
 from actors.errors import InboxFull, SessionFenced
 from actors.items import InboxItem
-from actors.keys import Keys
+from actors.keys import DEFAULT_KEY_PREFIX, Keys
+from actors.redis_connect import RedisOwner
 from agent_core.event import AgentEvent, event_to_json
 
 _ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem)
@@ -60,6 +61,12 @@ return 0
 """
 
 
+DEFAULT_INBOX_MAXLEN = 1_000
+"""Most unconsumed items one inbox holds, unless configured."""
+DEFAULT_EVENT_LOG_MAXLEN = 10_000
+"""Approximate cap of one event log, unless configured."""
+
+
 @dataclass(frozen=True)
 class RunMarker:
     """The reply in progress: its id, the log cursor before it, the inbox items it consumes."""
@@ -73,19 +80,46 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class RedisMessageBus:
-    """Inboxes and event logs of sessions, keyed by session id."""
+class RedisMessageBus(RedisOwner):
+    """Inboxes and event logs of sessions, keyed by session id.
 
-    def __init__(self, redis: Redis, keys: Keys, inbox_maxlen: int, event_log_maxlen: int) -> None:
-        self.redis = redis
-        self.keys = keys
+    `RedisMessageBus(host=..., port=...)`, as the spec builds it, opens its own client and
+    uses the default key prefix and caps; `create_app(message_bus=...)` reads its `url`.
+    """
+
+    def __init__(
+        self,
+        redis: Redis | None = None,
+        keys: Keys | None = None,
+        inbox_maxlen: int = DEFAULT_INBOX_MAXLEN,
+        event_log_maxlen: int = DEFAULT_EVENT_LOG_MAXLEN,
+        *,
+        host: str = "localhost",
+        port: int = 6379,
+        db: int = 0,
+        password: str | None = None,
+    ) -> None:
+        """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
+
+        Args:
+            redis: An open client; None opens one from `host`, `port`, `db` and `password`.
+            keys: The deployment's key layout (default: the default prefix).
+            inbox_maxlen: Most unconsumed items one inbox holds.
+            event_log_maxlen: Approximate cap of each session's event log.
+            host: Redis host, when `redis` is None.
+            port: Redis port, when `redis` is None.
+            db: Redis database index, when `redis` is None.
+            password: Redis password, when `redis` is None.
+        """
+        super().__init__(redis, host, port, db, password)
+        self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
         self.inbox_maxlen = inbox_maxlen
         self.event_log_maxlen = event_log_maxlen
-        self._deliver = redis.register_script(_DELIVER)
-        self._append = redis.register_script(_APPEND)
-        self._mark_running = redis.register_script(_MARK_RUNNING)
-        self._clear_running = redis.register_script(_CLEAR_RUNNING)
-        self._forget_if_empty = redis.register_script(_FORGET_IF_EMPTY)
+        self._deliver = self.redis.register_script(_DELIVER)
+        self._append = self.redis.register_script(_APPEND)
+        self._mark_running = self.redis.register_script(_MARK_RUNNING)
+        self._clear_running = self.redis.register_script(_CLEAR_RUNNING)
+        self._forget_if_empty = self.redis.register_script(_FORGET_IF_EMPTY)
 
     async def _fenced(self, script: object, keys: list[str], args: list[object]) -> object:
         try:

@@ -319,7 +319,7 @@ class RuntimeClient:
         Raises:
             SessionNotFound: no such session for this user.
         """
-        return await self.storage.get_session(user_id, session_id, with_state=True)
+        return await self.storage.load_session(user_id, session_id, with_state=True)
 
     async def update_session(
         self, user_id: str, session_id: str, changes: dict[str, Any]
@@ -331,7 +331,7 @@ class RuntimeClient:
             SessionBusy: a reply is running.
             CredentialNotFound: a new model config names an unknown credential.
         """
-        record = await self.storage.get_session(user_id, session_id)
+        record = await self.storage.load_session(user_id, session_id)
         if await self.bus.running(session_id) is not None:
             raise SessionBusy(f"session {session_id} is running a reply; try again when idle")
         config = record.config.model_copy(update=changes)
@@ -359,7 +359,7 @@ class RuntimeClient:
         Raises:
             SessionNotFound: no such session for this user.
         """
-        await self.storage.get_session(user_id, session_id)
+        await self.storage.load_session(user_id, session_id)
         return await self._status(session_id)
 
     async def _status(self, session_id: str) -> SessionStatus:
@@ -374,7 +374,7 @@ class RuntimeClient:
             SessionNotFound: no such session for this user.
             NotInTeam: the session is in no team.
         """
-        session = await self.storage.get_session(user_id, session_id)
+        session = await self.storage.load_session(user_id, session_id)
         if session.team_id is None:
             raise NotInTeam(session_id)
         team = await self.teams.get(session.team_id)
@@ -386,7 +386,7 @@ class RuntimeClient:
 
     async def _member_status(self, user_id: str, name: str, session_id: str) -> MemberStatus:
         try:
-            await self.storage.get_session(user_id, session_id)
+            await self.storage.load_session(user_id, session_id)
         except SessionNotFound:  # deleted while the team record still names it
             return MemberStatus(name, session_id, None, 0)
         status = await self._status(session_id)
@@ -398,7 +398,7 @@ class RuntimeClient:
         Raises:
             SessionNotFound: no such session for this user.
         """
-        await self.storage.get_session(user_id, session_id)
+        await self.storage.load_session(user_id, session_id)
         if await self.dispatcher.interrupt(session_id):
             return
         state = await self.storage.load_state(session_id)
@@ -438,7 +438,7 @@ class RuntimeClient:
             InvalidRequest: the input answers a pause the session is not in.
             InboxFull: the session's inbox is full.
         """
-        session = await self.storage.get_session(user_id, session_id)
+        session = await self.storage.load_session(user_id, session_id)
         if session.agent_id != agent_id:
             raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
@@ -456,7 +456,7 @@ class RuntimeClient:
             SessionNotFound: no such session for this user.
             NotFound: `before` is not a message of this session.
         """
-        await self.storage.get_session(user_id, session_id)
+        await self.storage.load_session(user_id, session_id)
         is_running, cursor = await self.bus.cursor_snapshot(session_id)
         messages, has_more = await self.storage.list_messages(session_id, before, limit, offset)
         return MessagesPage(messages, has_more, is_running, cursor)
@@ -470,7 +470,7 @@ class RuntimeClient:
         self, user_id: str, session_id: str, agent_id: str | None = None
     ) -> None:
         """Raise SessionNotFound unless the session is the user's (and `agent_id`'s, if given)."""
-        session = await self.storage.get_session(user_id, session_id)
+        session = await self.storage.load_session(user_id, session_id)
         if agent_id is not None and session.agent_id != agent_id:
             raise SessionNotFound(session_id)
 
@@ -483,7 +483,7 @@ class RuntimeClient:
             SessionNotFound: no such session for this user.
             NotFound: the session does not belong to `agent_id`.
         """
-        session = await self.storage.get_session(user_id, session_id)
+        session = await self.storage.load_session(user_id, session_id)
         if session.agent_id != agent_id:
             raise NotFound(agent_id)
         return WorkspaceHandle(self.workspaces.service, workspace_request(session))
@@ -548,6 +548,8 @@ __all__ = [
     "MemberStatus",
     "MessagesPage",
     "PathForbidden",
+    "RedisMessageBus",
+    "RedisStorage",
     "RuntimeClient",
     "SessionDispatcher",
     "SkillRecord",

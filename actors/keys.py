@@ -32,6 +32,9 @@ key                                     type    holds
 
 from __future__ import annotations
 
+DEFAULT_KEY_PREFIX = "troupe"
+"""The prefix of a deployment that names none."""
+
 
 class Keys:
     """Builds the Redis keys of one deployment (one prefix)."""

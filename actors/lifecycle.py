@@ -52,5 +52,5 @@ async def delete_user_session(
     Raises:
         SessionNotFound: no such session for this user.
     """
-    session = await storage.get_session(user_id, session_id)
+    session = await storage.load_session(user_id, session_id)
     await destroy_session(storage, teams, dispatcher, session)

@@ -252,7 +252,7 @@ class ScheduleStore(RedisStorage):
         if raw is None:
             return None
         try:
-            return await self.get_session(user_id, raw.decode())
+            return await self.load_session(user_id, raw.decode())
         except SessionNotFound:
             return None
 

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from actors.bus import DEFAULT_EVENT_LOG_MAXLEN, DEFAULT_INBOX_MAXLEN
+from actors.keys import DEFAULT_KEY_PREFIX
 from actors.team import SubAgentTemplate
 
 _IMPORT_PATH = r"^[\w.]+:[\w.]+$"
@@ -19,13 +21,17 @@ class RuntimeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     redis_url: str = Field(description="Redis holding inboxes, event logs and records.")
-    key_prefix: str = Field(default="troupe", description="Prefix of every Redis key.")
+    key_prefix: str = Field(default=DEFAULT_KEY_PREFIX, description="Prefix of every Redis key.")
     namespace: str = Field(default="troupe", description="Ray namespace of Troupe's actors.")
     event_log_maxlen: int = Field(
-        default=10_000, gt=0, description="Approximate cap of each session's event log."
+        default=DEFAULT_EVENT_LOG_MAXLEN,
+        gt=0,
+        description="Approximate cap of each session's event log.",
     )
     inbox_maxlen: int = Field(
-        default=1_000, gt=0, description="Maximum unconsumed items in one session's inbox."
+        default=DEFAULT_INBOX_MAXLEN,
+        gt=0,
+        description="Maximum unconsumed items in one session's inbox.",
     )
     tool_timeout: float = Field(
         default=10.0, gt=0, description="Seconds before a tool call moves to the background."
@@ -104,7 +110,7 @@ class RuntimeSettings(BaseModel):
             raise ValueError("no Redis URL: pass one or set TROUPE_REDIS_URL")
         return cls(
             redis_url=url,
-            key_prefix=os.environ.get("TROUPE_KEY_PREFIX", "troupe"),
+            key_prefix=os.environ.get("TROUPE_KEY_PREFIX", DEFAULT_KEY_PREFIX),
             namespace=os.environ.get("TROUPE_NAMESPACE", "troupe"),
             secret_key=os.environ.get("TROUPE_SECRET_KEY") or None,
             workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),

@@ -13,11 +13,12 @@ from actors.crypto import SecretBox
 from actors.errors import (
     AgentNotFound,
     CredentialNotFound,
+    InvalidRequest,
     NotFound,
     SessionFenced,
     SessionNotFound,
 )
-from actors.keys import Keys
+from actors.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.records import (
     AgentData,
     AgentRecord,
@@ -26,6 +27,7 @@ from actors.records import (
     SessionRecord,
     TeamMembership,
 )
+from actors.redis_connect import RedisOwner
 from agent_core._ids import now_iso
 from agent_core.credential import Credential
 from agent_core.message import Msg
@@ -34,25 +36,49 @@ from agent_core.state import AgentState
 R = TypeVar("R", bound=BaseModel)
 
 
-class RedisStorage:
+class RedisStorage(RedisOwner):
     """Typed access to Troupe's records in Redis, every read scoped by user id.
 
     Credentials' secret fields are encrypted with `secret_key` (see `actors.crypto`).
+    `RedisStorage(host=..., port=...)`, as the spec builds it, opens its own client (closed
+    by `aclose()` or leaving `async with`) and uses the default key prefix; its `url` is what
+    `create_app(storage=...)` connects every process to.
 
     Raises:
         SecretKeyError: `secret_key` is malformed.
     """
 
-    def __init__(self, redis: Redis, keys: Keys, secret_key: str | None = None) -> None:
-        self.redis = redis
-        self.keys = keys
-        self._secret_key = secret_key
+    def __init__(
+        self,
+        redis: Redis | None = None,
+        keys: Keys | None = None,
+        secret_key: str | None = None,
+        *,
+        host: str = "localhost",
+        port: int = 6379,
+        db: int = 0,
+        password: str | None = None,
+    ) -> None:
+        """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
+
+        Args:
+            redis: An open client; None opens one from `host`, `port`, `db` and `password`.
+            keys: The deployment's key layout (default: the default prefix).
+            secret_key: Encrypts credentials' secrets (default: the deployment's generated key).
+            host: Redis host, when `redis` is None.
+            port: Redis port, when `redis` is None.
+            db: Redis database index, when `redis` is None.
+            password: Redis password, when `redis` is None.
+        """
+        super().__init__(redis, host, port, db, password)
+        self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
+        self.secret_key = secret_key
         self._box = SecretBox(secret_key) if secret_key else None
 
     async def secrets(self) -> SecretBox:
         """The deployment's `SecretBox` (its generated key is fetched on first use)."""
         if self._box is None:
-            self._box = await SecretBox.for_deployment(self.redis, self.keys, self._secret_key)
+            self._box = await SecretBox.for_deployment(self.redis, self.keys, self.secret_key)
         return self._box
 
     async def _put(
@@ -208,6 +234,7 @@ class RedisStorage:
         config: SessionConfig,
         membership: TeamMembership | None = None,
         state: AgentState | None = None,
+        session_id: str | None = None,
     ) -> SessionRecord:
         """Store a new session of one of the user's agents (with an initial state if given).
 
@@ -221,6 +248,7 @@ class RedisStorage:
             config=config,
             membership=membership,
             team_id=membership.team_id if membership else None,
+            **({} if session_id is None else {"id": session_id}),
         )
         record.state = (state or AgentState()).model_copy(update={"session_id": record.id})
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -233,7 +261,7 @@ class RedisStorage:
             await pipe.execute()
         return record
 
-    async def get_session(
+    async def load_session(
         self, user_id: str, session_id: str, with_state: bool = False
     ) -> SessionRecord:
         """Return one of the user's sessions (with its AgentState when asked).
@@ -247,6 +275,67 @@ class RedisStorage:
         if with_state:
             record.state = await self.load_state(session_id)
         return record
+
+    async def get_session(
+        self, user_id: str, agent_id: str, session_id: str
+    ) -> SessionRecord | None:
+        """The user's session of `agent_id` with its `state`, or None (the spec's hot path).
+
+        Library use: restore an `Agent(state=record.state)`, then `update_session_state`.
+        """
+        try:
+            record = await self.load_session(user_id, session_id, with_state=True)
+        except SessionNotFound:
+            return None
+        return record if record.agent_id == agent_id else None
+
+    async def update_session_state(
+        self, user_id: str, agent_id: str, session_id: str, state: AgentState
+    ) -> None:
+        """Persist the state of an existing session after a reply (library use).
+
+        Not for a session the service is running: its owner saves its own state.
+
+        Raises:
+            KeyError: the user has no such session of `agent_id` (create it with
+                `upsert_session`).
+        """
+        if await self.get_session(user_id, agent_id, session_id) is None:
+            raise KeyError(f"Session {session_id!r} not found.")
+        await self.save_state(session_id, state)
+
+    async def upsert_session(
+        self,
+        user_id: str,
+        agent_id: str,
+        config: SessionConfig | None = None,
+        state: AgentState | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord:
+        """Create a session of one of the user's agents, or update the one `session_id` names.
+
+        An existing session gets `config` (when given) and `state` (when given); otherwise a
+        new session is stored, under `session_id` when given.
+
+        Raises:
+            AgentNotFound: the agent is not the user's.
+            InvalidRequest: `session_id` names another user's or agent's session.
+        """
+        existing = (
+            None if session_id is None else await self.get_session(user_id, agent_id, session_id)
+        )
+        if existing is None:
+            if session_id is not None and await self.redis.exists(self.keys.session(session_id)):
+                raise InvalidRequest(f"session id {session_id!r} is taken")
+            return await self.create_session(
+                user_id, agent_id, config or SessionConfig(), state=state, session_id=session_id
+            )
+        if config is not None:
+            existing = await self.update_session(existing.model_copy(update={"config": config}))
+        if state is not None:
+            await self.save_state(existing.id, state)
+        existing.state = state or await self.load_state(existing.id)
+        return existing
 
     async def get_session_any_user(self, session_id: str) -> SessionRecord:
         """Return a session by id alone (for the session's own actor).
@@ -343,7 +432,7 @@ class RedisStorage:
             SessionNotFound: no such session for this user (unless `missing_ok`).
         """
         try:
-            await self.get_session(user_id, session_id)
+            await self.load_session(user_id, session_id)
         except SessionNotFound:
             if missing_ok:
                 return

@@ -242,6 +242,13 @@ class Msg(_Model):
         texts = [b.text for b in self.content if isinstance(b, TextBlock)]
         return separator.join(texts) if texts else None
 
+    def get_text(self, separator: str = "\n") -> str | None:
+        """The same as `get_text_content` (the name the spec's Chinese edition uses).
+
+        AgentScope 2.0.11 has only `get_text_content`; this alias returns exactly what it does.
+        """
+        return self.get_text_content(separator)
+
     @overload
     def get_content_blocks(self, block_type: Literal["text"]) -> list[TextBlock]: ...
     @overload

@@ -17,6 +17,8 @@ from starlette.middleware.cors import CORSMiddleware
 import agent_core
 from actors.client import (
     MAX_UPLOAD_REQUEST_BYTES,
+    RedisMessageBus,
+    RedisStorage,
     RuntimeClient,
     SessionDispatcher,
     ray_dispatcher,
@@ -43,14 +45,15 @@ from serve.routes import (
     workspace_files,
     workspace_library,
 )
+from serve.slashes import CollectionRoots, collection_roots
 from workspaces import LocalWorkspaceManager
 
 log = logging.getLogger(__name__)
 
 
 def create_app(
-    storage: str | None = None,
-    message_bus: str | None = None,
+    storage: str | RedisStorage | None = None,
+    message_bus: str | RedisMessageBus | None = None,
     workspace_manager: LocalWorkspaceManager | None = None,
     *,
     settings: RuntimeSettings | None = None,
@@ -59,6 +62,7 @@ def create_app(
     extra_agent_middlewares: AgentMiddlewareFactory | None = None,
     extra_agent_tools: AgentToolFactory | None = None,
     custom_subagent_templates: Sequence[SubAgentTemplate] | None = None,
+    sub_agent_templates: Sequence[SubAgentTemplate] | None = None,
     title: str = "Troupe",
     version: str = agent_core.__version__,
 ) -> FastAPI:
@@ -68,13 +72,14 @@ def create_app(
     passes as live objects Troupe passes as descriptions every process can rebuild from:
 
     Args:
-        storage: Redis URL of the records (agents, sessions, credentials, transcripts,
-            schedules, teams). AgentScope takes a `StorageBase` object; Troupe's storage is
-            Redis only, opened by every API replica and session actor. Default:
+        storage: The records (agents, sessions, credentials, transcripts, schedules, teams):
+            a `RedisStorage` (as the spec's `RedisStorage(host=..., port=...)`; its key
+            prefix and secret key come along) or a Redis URL. Troupe's storage is Redis only,
+            opened by every API replica and session actor from its URL. Default:
             `settings.redis_url`, else `TROUPE_REDIS_URL`.
-        message_bus: Redis URL of the inboxes, event logs and leases. It must be the storage's
-            Redis (a reply's transcript commits atomically with the inbox items it consumed
-            and checks the session's lease); None means that one.
+        message_bus: The inboxes, event logs and leases: a `RedisMessageBus` or a Redis URL.
+            It must be the storage's Redis (a reply's transcript commits atomically with the
+            inbox items it consumed and checks the session's lease); None means that one.
         workspace_manager: A `LocalWorkspaceManager`; every process opens its own under the
             same `basedir` with the same `ttl` (the directory must be shared between nodes).
             Default MCP servers and skills are not carried across processes: configure none.
@@ -95,15 +100,25 @@ def create_app(
             clash ends that reply with a setup error). Importable, like the middleware factory.
         custom_subagent_templates: Worker types team leaders may create (AgentCreate's
             `subagent_type`). Plain data, so they travel with the settings.
+        sub_agent_templates: The same, by the name the spec's Agent Team page uses (give
+            one of the two).
         title: OpenAPI title.
         version: API version.
 
     Raises:
         ValueError: the message bus is another Redis than the storage, a factory is not
-            importable, templates share a type, or the workspace manager cannot be rebuilt.
+            importable, templates share a type or are given twice, or the workspace manager
+            cannot be rebuilt.
     """
-    base = settings or RuntimeSettings.from_env(storage)
     updates: dict[str, Any] = {}
+    if isinstance(storage, RedisStorage):
+        updates["key_prefix"] = storage.keys.prefix
+        if storage.secret_key is not None:
+            updates["secret_key"] = storage.secret_key
+        storage = storage.url
+    if isinstance(message_bus, RedisMessageBus):
+        message_bus = message_bus.url
+    base = settings or RuntimeSettings.from_env(storage or message_bus)
     if storage is not None:
         updates["redis_url"] = storage
     redis_url = updates.get("redis_url", base.redis_url)
@@ -118,8 +133,13 @@ def create_app(
         updates["agent_middlewares"] = import_path(extra_agent_middlewares)
     if extra_agent_tools is not None:
         updates["agent_tools"] = import_path(extra_agent_tools)
-    if custom_subagent_templates is not None:
-        templates = list(custom_subagent_templates)
+    if custom_subagent_templates is not None and sub_agent_templates is not None:
+        raise ValueError("give custom_subagent_templates or sub_agent_templates, not both")
+    chosen_templates = (
+        custom_subagent_templates if sub_agent_templates is None else sub_agent_templates
+    )
+    if chosen_templates is not None:
+        templates = list(chosen_templates)
         template_registry(templates)  # duplicate types fail here, not in a leader's actor
         updates["sub_agent_templates"] = templates
     resolved = RuntimeSettings.model_validate({**base.model_dump(), **updates})
@@ -224,4 +244,6 @@ def build_app(
     )
     for module in routers:
         app.include_router(module.router)
+    paths = [getattr(route, "path", "") for module in routers for route in module.router.routes]
+    app.add_middleware(CollectionRoots, roots=collection_roots(paths))
     return app

@@ -19,6 +19,10 @@ def user_id(x_user_id: Annotated[str, Header(description="The caller's user id."
     return x_user_id
 
 
+get_current_user_id = user_id
+"""The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
+
+
 def runtime(request: Request) -> RuntimeClient:
     """The app's runtime client."""
     client: RuntimeClient = request.app.state.runtime

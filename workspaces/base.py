@@ -227,6 +227,17 @@ class WorkspaceBase(ABC):
         return [installed.skill for installed in await self.installed_skills()]
 
     async def list_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
+        """The built-in tools, bound to `working_directory(cwd)` (the spec's `list_tools`).
+
+        MCP servers come from `list_mcps()` and skills from `list_skills()`, so that a
+        `Toolkit` can place each in the group it belongs to; `all_tools` flattens the three.
+
+        Raises:
+            WorkspaceClosed: The workspace is not open.
+        """
+        return self.builtin_tools(cwd)
+
+    async def all_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """Every tool the workspace supplies: built-ins bound to `cwd`, MCP tools, the viewer.
 
         An MCP server whose tools cannot be listed is left out (and logged); the `Skill`
@@ -259,7 +270,7 @@ class WorkspaceBase(ABC):
         return self._fragment(cwd, await self.mcp_statuses(), await self.list_skills())
 
     async def toolset(self, cwd: str | Path | None = None) -> tuple[list[ToolBase], str]:
-        """`list_tools(cwd)` and `system_prompt_fragment(cwd)` together, probing MCP servers once.
+        """`all_tools(cwd)` and `system_prompt_fragment(cwd)` together, probing MCP servers once.
 
         Raises:
             WorkspaceClosed: The workspace is not open.

@@ -31,8 +31,10 @@ class WorkspaceKey:
 class WorkspaceManagerBase(ABC):
     """Allocates workspaces to requests and owns their lifecycle.
 
-    The isolation policy is the subclass's: `key` decides which requests share a workspace.
-    Leaving the manager (`async with`) closes every workspace.
+    The isolation policy is the subclass's: its `get_workspace` decides which requests share
+    a workspace (the spec's per-session manager overrides `get_workspace`,
+    `create_workspace`, `close` and `close_all`). Leaving the manager (`async with`) closes
+    every workspace.
     """
 
     async def __aenter__(self) -> Self:
@@ -40,12 +42,6 @@ class WorkspaceManagerBase(ABC):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close_all()
-
-    @abstractmethod
-    def key(
-        self, user_id: str, agent_id: str, session_id: str, workspace_id: str | None = None
-    ) -> WorkspaceKey:
-        """The workspace a request is served by."""
 
     @abstractmethod
     async def get_workspace(
@@ -57,15 +53,19 @@ class WorkspaceManagerBase(ABC):
             WorkspaceError: The workspace could not be opened.
         """
 
-    @abstractmethod
-    def lease(
+    @contextlib.asynccontextmanager
+    async def lease(
         self, user_id: str, agent_id: str, session_id: str, workspace_id: str | None = None
-    ) -> contextlib.AbstractAsyncContextManager[WorkspaceBase]:
+    ) -> AsyncIterator[WorkspaceBase]:
         """The request's open workspace, never evicted while the block runs.
+
+        This default suits a manager that evicts nothing; one that evicts idle workspaces
+        overrides it to hold them while leased.
 
         Raises:
             WorkspaceError: The workspace could not be opened (on entering).
         """
+        yield await self.get_workspace(user_id, agent_id, session_id, workspace_id)
 
     async def create_workspace(self, user_id: str, agent_id: str, session_id: str) -> WorkspaceBase:
         """Return the workspace the isolation policy assigns to a new session.

@@ -79,7 +79,7 @@ async def test_demo_server_end_to_end_inside_the_container(workspace: DockerWork
 
 
 async def test_third_party_time_server(workspace: DockerWorkspace) -> None:
-    async with Toolkit(await workspace.list_tools()) as toolkit:
+    async with Toolkit(await workspace.all_tools()) as toolkit:
         ok, out, _ = await call(toolkit, "mcp__time__get_current_time", timezone="UTC")
     assert ok, out
     assert json.loads(out)["timezone"] == "UTC"

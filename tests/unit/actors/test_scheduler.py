@@ -112,7 +112,7 @@ async def test_stateless_fires_open_a_session_each_and_deliver_the_task(env: Env
         == '<scheduled-task name="digest">\nSummarise yesterday\'s news.\n</scheduled-task>'
     )
     assert json.loads(hint.source or "") == {"label": "schedule", "sublabel": "digest"}
-    session = await env.store.get_session(USER, first)
+    session = await env.store.load_session(USER, first)
     assert session.origin.model_dump() == {"type": "schedule", "schedule_id": record.id}
     assert session.config.permission_mode is PermissionMode.DONT_ASK
     assert session.config.chat_model_config == MODEL
@@ -129,7 +129,7 @@ async def test_stateful_fires_share_one_session_until_it_is_deleted(env: Env) ->
     assert first is not None
     assert again == first
     assert len(await env.hints(first)) == 2
-    session = await env.store.get_session(USER, first)
+    session = await env.store.load_session(USER, first)
     assert session.config.permission_mode is PermissionMode.EXPLORE
 
     await env.store.delete_session(USER, first)

@@ -107,7 +107,7 @@ class Env:
 
     async def toolkit(self, session_id: str, name: str = "Lead") -> Toolkit:
         """The toolkit of one reply of the session, as `SessionRuntime` assembles it."""
-        session = await self.store.get_session(USER, session_id)
+        session = await self.store.load_session(USER, session_id)
         team = TeamContext(
             session_id, name, self.store, self.teams, self.mailbox, template_registry([])
         )
@@ -234,7 +234,7 @@ async def team_of_two(env: Env) -> tuple[str, str, str]:
             leader, "AgentCreate", name=worker, description="a worker", prompt=f"{worker}: go"
         )
         assert created.ok, created.text
-    team = await env.store.get_session(USER, leader)
+    team = await env.store.load_session(USER, leader)
     assert team.team_id is not None
     members = (await env.teams.get(team.team_id)).members
     return leader, members[0].session_id, members[1].session_id
@@ -325,10 +325,10 @@ async def test_agent_invite_borrows_an_invitable_agent(env: Env) -> None:
     assert invited.ok, invited.text
     assert not again.ok
     assert said.ok
-    record = await env.store.get_session(USER, leader)
+    record = await env.store.load_session(USER, leader)
     assert record.team_id is not None
     (member,) = (await env.teams.get(record.team_id)).members
-    borrowed = await env.store.get_session(USER, member.session_id)
+    borrowed = await env.store.load_session(USER, member.session_id)
     assert (borrowed.agent_id, member.invited_agent_id) == (monday.id, monday.id)
     assert borrowed.config.system_prompt is None  # the agent keeps its own prompt
     hints = await env.hints(borrowed.id)

@@ -18,13 +18,12 @@ Not ported, and why:
 - TTS, Embedding and Realtime models: the spec marks them "coming soon" (it shows no code).
 - `AnthropicChatModel.list_models()` in "Retrieve ModelCards": Troupe ships no Anthropic
   provider yet; that one line is a strict xfail, the rest of the example runs.
-- `result.get_text()` in agent-zh.md's reply example (the English page says
-  `get_text_content()`): `Msg.get_text` does not exist yet; a strict xfail.
 - The OTLP exporter setup of "TracingMiddleware": the exporter package is not a dependency, and
   a process-wide tracer provider can be set only once (other tests need it unset); the test
   builds the spec's provider with an in-memory exporter and hands it to the middleware.
 - Human-in-the-loop, permissions, tools, MCP, skills, workspaces and `RedisStorage` examples
-  are outside this module (see `test_spec_examples.py` and the workspace/service tests).
+  are outside this module (see `test_spec_examples.py`, `test_spec_examples_tools.py`,
+  `test_spec_examples_rest.py` and `tests/integration/test_spec_examples_service.py`).
 """
 
 from __future__ import annotations
@@ -174,7 +173,6 @@ async def test_reply_stream(server: OpenAIWireServer, capsys: pytest.CaptureFixt
     await agent.model.aclose()
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason="Msg.get_text does not exist yet")
 async def test_reply_zh(server: OpenAIWireServer, capsys: pytest.CaptureFixture[str]) -> None:
     server.push(ScriptedReply(text="README.md 和 src/。"))
     agent = dashscope_agent(server, "你是一个有帮助的助手。")
@@ -182,13 +180,12 @@ async def test_reply_zh(server: OpenAIWireServer, capsys: pytest.CaptureFixture[
     async def main() -> None:
         msg = UserMsg(name="user", content="当前目录有哪些文件？")  # noqa: RUF001
         result = await agent.reply(msg)
-        print(result.get_text())  # type: ignore[attr-defined]
+        print(result.get_text())
 
-    try:
-        await main()
-    finally:
-        await agent.model.aclose()
+    await main()
+
     assert capsys.readouterr().out == "README.md 和 src/。\n"
+    await agent.model.aclose()
 
 
 async def test_reply_stream_zh(

@@ -71,7 +71,7 @@ async def _team(service: Service) -> tuple[str, str, str]:
     )
     await runtime.teams.save(team)
     for session_id in sessions:
-        record = await runtime.storage.get_session("alice", session_id)
+        record = await runtime.storage.load_session("alice", session_id)
         await runtime.storage.update_session(record.model_copy(update={"team_id": team.id}))
     return team.id, leader, worker
 

@@ -349,7 +349,7 @@ async def test_a_team_session_carries_its_team_detail(service: Service) -> None:
         members=[TeamMember(name="w1", session_id=worker)],
     )
     await runtime.teams.save(team)
-    record = await runtime.storage.get_session("alice", leader)
+    record = await runtime.storage.load_session("alice", leader)
     await runtime.storage.update_session(record.model_copy(update={"team_id": team.id}))
 
     view = await session_view(api, agent_id, leader)

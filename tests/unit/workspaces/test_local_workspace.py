@@ -71,11 +71,11 @@ async def test_mcp_servers_added_at_runtime_expose_their_tools(workspace: LocalW
     await workspace.add_mcp(time_mcp())
 
     assert [client.name for client in await workspace.list_mcps()] == ["demo", "time"]
-    names = {tool.name for tool in await workspace.list_tools()}
+    names = {tool.name for tool in await workspace.all_tools()}
     assert {"mcp__demo__echo", "mcp__demo__add", "mcp__time__get_current_time"} <= names
     assert {"mcp__time__convert_time", "Bash"} <= names
 
-    tools = {tool.name: tool for tool in await workspace.list_tools()}
+    tools = {tool.name: tool for tool in await workspace.all_tools()}
     (result,) = await collect(tools["mcp__demo__add"](a=2, b=3))
     assert result.state is ToolResultState.SUCCESS
     assert text_of(result) == "5"
@@ -97,7 +97,7 @@ async def test_mcp_servers_survive_a_restart_and_removal_persists(tmp_path: Path
     async with LocalWorkspace(tmp_path / "w") as first:
         await first.add_mcp(demo_mcp())
         await first.add_mcp(time_mcp())
-        tools = {tool.name: tool for tool in await first.list_tools()}
+        tools = {tool.name: tool for tool in await first.all_tools()}
         (pid_chunk,) = await collect(tools["mcp__demo__pid"]())
         old_pid = int(text_of(pid_chunk))
     assert not process_alive(old_pid), "closing the workspace stops its stdio servers"
@@ -111,7 +111,7 @@ async def test_mcp_servers_survive_a_restart_and_removal_persists(tmp_path: Path
 
     async with LocalWorkspace(tmp_path / "w") as third:
         assert [c.name for c in await third.list_mcps()] == ["time"]
-        assert "mcp__demo__echo" not in {t.name for t in await third.list_tools()}
+        assert "mcp__demo__echo" not in {t.name for t in await third.all_tools()}
 
 
 async def test_bad_additions_are_refused_and_not_persisted(workspace: LocalWorkspace) -> None:
@@ -142,7 +142,7 @@ async def test_a_server_failing_at_startup_is_reported_not_fatal(tmp_path: Path)
         assert statuses["demo"].is_healthy
         assert not statuses["broken"].is_healthy
         assert statuses["broken"].error
-        names = {tool.name for tool in await workspace.list_tools()}
+        names = {tool.name for tool in await workspace.all_tools()}
         assert "mcp__demo__echo" in names
         fragment = await workspace.system_prompt_fragment()
         assert "- broken: unavailable right now" in fragment
@@ -191,7 +191,7 @@ async def test_seeds_populate_only_a_brand_new_workspace(tmp_path: Path) -> None
 
 async def test_tools_and_prompt_include_skills(tmp_path: Path, workspace: LocalWorkspace) -> None:
     await workspace.add_skill(write_skill(tmp_path / "pdf", "pdf", "Extract text from PDFs."))
-    tools = await workspace.list_tools()
+    tools = await workspace.all_tools()
     viewer = tools[-1]
     assert isinstance(viewer, SkillViewer)
     (shown,) = await collect(viewer(skill="pdf"))

@@ -71,7 +71,7 @@ async def test_idle_workspaces_are_evicted_and_their_mcp_servers_stopped(
     manager = LocalWorkspaceManager(tmp_path, ttl=60, clock=clock)
     workspace = await manager.get_workspace("alice", "agent-1", "s-1")
     await workspace.add_mcp(demo_mcp())
-    tools = {tool.name: tool for tool in await workspace.list_tools()}
+    tools = {tool.name: tool for tool in await workspace.all_tools()}
     pid = int(text_of((await collect(tools["mcp__demo__pid"]()))[0]))
 
     clock.now += 59
