@@ -14,8 +14,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -84,6 +86,15 @@ class ThinkingBlock(_Block):
     redacted_thinking_data: str | None = Field(
         default=None, description="Reasoning the provider encrypted (Anthropic redacted thinking)."
     )
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_proofs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Most providers send no proof: keep the block's wire shape AgentScope's then.
+        data: dict[str, Any] = handler(self)
+        for key in ("signature", "redacted_thinking_data"):
+            if data.get(key, "") is None:
+                del data[key]
+        return data
 
 
 class DataBlock(_Block):
