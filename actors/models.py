@@ -5,6 +5,7 @@ from __future__ import annotations
 from actors.errors import InvalidRequest
 from actors.records import ChatModelConfig, CredentialRecord, SessionConfig
 from actors.storage import RedisStorage
+from agent_core.errors import CredentialError
 from agent_core.model.base import ChatModelBase
 
 
@@ -30,7 +31,8 @@ def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> C
     """Instantiate the chat model `config` names, authenticated by `credential`.
 
     Raises:
-        InvalidRequest: the config's type does not match the credential's.
+        InvalidRequest: the config's type does not match the credential's, or its
+            `model_class` is not one the credential serves.
     """
     data = credential.data
     if config.type != data.type:
@@ -38,5 +40,8 @@ def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> C
             f"chat_model_config.type is {config.type!r} but credential "
             f"{credential.id!r} is a {data.type!r}"
         )
-    model_class = data.get_chat_model_class()
+    try:
+        model_class = data.get_chat_model_class(config.model_class)
+    except CredentialError as exc:
+        raise InvalidRequest(f"chat_model_config.model_class: {exc}") from exc
     return model_class(credential=data, model=config.model, parameters=config.parameters)

@@ -1,19 +1,28 @@
 """Credentials: how to reach a model provider, stored and sent as JSON tagged by `type`.
 
 Each provider adds a `CredentialBase` subclass with a unique `type` literal and names its
-chat-model class in `get_chat_model_class`. Shipped providers join the `Credential` union;
-`register_credential` adds a custom one to `CREDENTIAL_TYPES`, which `parse_credential` and
-`credential_json_schemas` read.
+chat-model classes in `chat_models` (type name → "module:Class", imported when asked for, so
+this module imports no model). `register_credential` adds a class to `CREDENTIAL_TYPES`, which
+`Credential` (the stored, validated form), `parse_credential` and `credential_json_schemas` read:
+a registered type is one the service stores and lists.
 """
 
 from __future__ import annotations
 
 import builtins
-from abc import abstractmethod
+import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+)
 
 from agent_core.errors import CredentialError
 
@@ -37,10 +46,28 @@ class CredentialBase(BaseModel):
         default="", max_length=200, description="User-facing display name for this credential."
     )
 
+    chat_models: ClassVar[dict[str, str]] = {}
+    """The chat-model classes taking this credential: type name → "module:Class", default first."""
+
     @classmethod
-    @abstractmethod
-    def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
-        """Return the chat-model class that accepts this credential."""
+    def get_chat_model_class(cls, model_class: str = "") -> builtins.type[ChatModelBase]:
+        """Return the chat-model class that accepts this credential.
+
+        Args:
+            model_class: Its type name (e.g. "openai_response"); the default class when empty.
+
+        Raises:
+            CredentialError: this credential serves no class of that name.
+        """
+        if not cls.chat_models:
+            raise CredentialError(f"{cls.__name__} names no chat model class")
+        path = cls.chat_models.get(model_class or next(iter(cls.chat_models)))
+        if path is None:
+            known = ", ".join(cls.chat_models)
+            raise CredentialError(f"{cls.__name__} serves {known}, not {model_class!r}")
+        module, _, name = path.partition(":")
+        found: builtins.type[ChatModelBase] = getattr(importlib.import_module(module), name)
+        return found
 
     @classmethod
     def list_models(cls, custom_yaml_dir: str | Path | None = None) -> list[ModelCard]:
@@ -78,12 +105,10 @@ class OpenAICredential(CredentialBase):
     )
     organization: str | None = Field(default=None, description="Optional OpenAI organization id.")
 
-    @classmethod
-    def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
-        """Return `OpenAIChatModel`."""
-        from agent_core.model.openai import OpenAIChatModel
-
-        return OpenAIChatModel
+    chat_models: ClassVar[dict[str, str]] = {
+        "openai_chat": "agent_core.model.openai:OpenAIChatModel",
+        "openai_response": "agent_core.model.openai_response:OpenAIResponseModel",
+    }
 
 
 class DashScopeCredential(CredentialBase):
@@ -99,18 +124,89 @@ class DashScopeCredential(CredentialBase):
         description="The OpenAI-compatible API root; `/chat/completions` is appended.",
     )
 
-    @classmethod
-    def get_chat_model_class(cls) -> builtins.type[ChatModelBase]:
-        """Return `DashScopeChatModel`."""
-        from agent_core.model.dashscope import DashScopeChatModel
-
-        return DashScopeChatModel
+    chat_models: ClassVar[dict[str, str]] = {
+        "dashscope_chat": "agent_core.model.dashscope:DashScopeChatModel"
+    }
 
 
-# Grows into `OpenAICredential | AnthropicCredential | ...` as the service stores more providers.
-Credential = Annotated[OpenAICredential, Field(discriminator="type")]
+class AnthropicCredential(CredentialBase):
+    """An API key for Anthropic's Messages API (Claude models)."""
 
-CREDENTIAL_TYPES: dict[str, type[CredentialBase]] = {"openai_credential": OpenAICredential}
+    type: Literal["anthropic_credential"] = "anthropic_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://api.anthropic.com/v1",
+        min_length=1,
+        description="API root; `/messages` is appended.",
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {
+        "anthropic_chat": "agent_core.model.anthropic:AnthropicChatModel"
+    }
+
+
+class DeepSeekCredential(CredentialBase):
+    """An API key for DeepSeek's (OpenAI-compatible) API."""
+
+    type: Literal["deepseek_credential"] = "deepseek_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://api.deepseek.com",
+        min_length=1,
+        description="API root; `/chat/completions` is appended.",
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {
+        "deepseek_chat": "agent_core.model.deepseek:DeepSeekChatModel"
+    }
+
+
+class MoonshotCredential(CredentialBase):
+    """An API key for Moonshot AI's (OpenAI-compatible) API (Kimi models)."""
+
+    type: Literal["moonshot_credential"] = "moonshot_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://api.moonshot.cn/v1",
+        min_length=1,
+        description="API root; `/chat/completions` is appended.",
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {
+        "moonshot_chat": "agent_core.model.moonshot:MoonshotChatModel"
+    }
+
+
+class XAICredential(CredentialBase):
+    """An API key for xAI's REST API (Grok models)."""
+
+    type: Literal["xai_credential"] = "xai_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    api_host: str = Field(
+        default="api.x.ai",
+        min_length=1,
+        description="API host (HTTPS), or a URL with its scheme; `/v1/chat/completions` is "
+        "appended.",
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {"xai_chat": "agent_core.model.xai:XAIChatModel"}
+
+    @property
+    def base_url(self) -> str:
+        """The REST API root: `https://<api_host>/v1`."""
+        host = self.api_host.rstrip("/")
+        return f"{host if '://' in host else 'https://' + host}/v1"
+
+
+CREDENTIAL_TYPES: dict[str, type[CredentialBase]] = {}
 
 
 def register_credential(cls: type[CredentialBase]) -> None:
@@ -147,3 +243,46 @@ def parse_credential(data: Mapping[str, Any]) -> CredentialBase:
 def credential_json_schemas() -> list[dict[str, Any]]:
     """Return the JSON schema of every credential type (what `GET /credential/schemas` lists)."""
     return [cls.model_json_schema() for cls in CREDENTIAL_TYPES.values()]
+
+
+for _shipped in (
+    OpenAICredential,
+    DashScopeCredential,
+    AnthropicCredential,
+    DeepSeekCredential,
+    MoonshotCredential,
+    XAICredential,
+):
+    register_credential(_shipped)
+
+
+def _validate_credential(value: Any) -> CredentialBase:
+    if isinstance(value, CredentialBase):
+        if CREDENTIAL_TYPES.get(value.type) is not type(value):
+            raise ValueError(f"unknown credential type {value.type!r}")
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError("a credential must be an object with a `type`")
+    kind = value.get("type")
+    cls = CREDENTIAL_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        known = ", ".join(sorted(CREDENTIAL_TYPES))
+        raise ValueError(f"unknown credential type {kind!r}; known: {known}")
+    # Its ValidationError joins the outer one, each error located under the field it names.
+    return cls.model_validate(value)
+
+
+Credential = Annotated[
+    CredentialBase,
+    PlainValidator(_validate_credential),
+    PlainSerializer(lambda c: c.model_dump(mode="json"), return_type=dict[str, Any]),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "description": "A credential tagged by `type`; see GET /credential/schemas.",
+            "properties": {"type": {"type": "string"}},
+            "required": ["type"],
+        }
+    ),
+]
+"""A credential of any registered type, validated by its `type` (what the service stores)."""

@@ -6,7 +6,14 @@ escape a reply; what does escape is one of these::
     AgentCoreError
     ├── ModelError                   a model call failed
     │   ├── ModelHTTPError           the provider answered with an HTTP error status
+    │   │   ├── ModelAuthError           401/403: the key is wrong or lacks access
+    │   │   ├── ModelBadRequestError     400/404/413/422: the request itself is wrong
+    │   │   │   └── ModelContextLengthError  the conversation exceeds the context window
+    │   │   ├── ModelRateLimitError      429: slow down (`retry_after` says how long)
+    │   │   └── ModelServerError         5xx, 529 (overloaded): the provider failed
     │   ├── ModelConnectionError     the provider could not be reached / the stream broke
+    │   │   ├── ModelTimeoutError        no byte arrived within the timeout
+    │   │   └── ModelStreamInterruptedError  the stream ended before the answer did
     │   └── ModelResponseError       the provider's answer could not be understood
     │       └── StructuredOutputError  no valid structured output, even after repairs
     ├── ToolError                    a tool is misconfigured or misused by the caller
@@ -44,8 +51,36 @@ class ModelHTTPError(ModelError):
         return f"model {self.model!r} returned HTTP {self.status}: {self.body[:500]}"
 
 
+class ModelAuthError(ModelHTTPError):
+    """401/403: the API key is missing, wrong, or not allowed to use the model."""
+
+
+class ModelBadRequestError(ModelHTTPError):
+    """400/404/413/422: the provider rejected the request itself; retrying will not help."""
+
+
+class ModelContextLengthError(ModelBadRequestError):
+    """The conversation does not fit the model's context window."""
+
+
+class ModelRateLimitError(ModelHTTPError):
+    """429: too many requests or tokens; `retry_after` tells how long to wait, when known."""
+
+
+class ModelServerError(ModelHTTPError):
+    """5xx (529: overloaded): the provider failed; a retry may succeed."""
+
+
 class ModelConnectionError(ModelError):
     """The provider could not be reached, or the connection broke mid-stream."""
+
+
+class ModelTimeoutError(ModelConnectionError):
+    """Connecting, or waiting for the next bytes of the answer, took longer than the timeout."""
+
+
+class ModelStreamInterruptedError(ModelConnectionError):
+    """The stream ended (connection dropped or closed) before the answer was complete."""
 
 
 class ModelResponseError(ModelError):

@@ -1,4 +1,4 @@
-"""The Chat Completions wire format: decoding answers into response blocks, usage, retry hints.
+"""The Chat Completions wire format: decoding answers into response blocks and usage.
 
 Shared by every provider speaking OpenAI's protocol (`OpenAIChatModel` and its subclasses).
 """
@@ -6,22 +6,14 @@ Shared by every provider speaking OpenAI's protocol (`OpenAIChatModel` and its s
 from __future__ import annotations
 
 import json
-import re
-import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
-
-import httpx
 
 from agent_core._ids import new_id
 from agent_core.message import TextBlock, ThinkingBlock, ToolCallBlock
+from agent_core.model._http import ResponseDecoder
 from agent_core.model._response import ChatUsage, ResponseBlock
-
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
 @dataclass
@@ -32,7 +24,7 @@ class _PendingCall:
     started: bool = False
 
 
-class DeltaDecoder:
+class DeltaDecoder(ResponseDecoder):
     """Turns Chat Completions deltas (or a whole message) into response blocks.
 
     Text and reasoning keep one block id while they continue; a new block starts when the other
@@ -41,13 +33,25 @@ class DeltaDecoder:
     pieces before that); arguments seen earlier are buffered and sent with the announcement.
     """
 
+    ending = "[DONE] or a finish_reason"
+
     def __init__(self) -> None:
+        super().__init__()
         self._calls: dict[int, _PendingCall] = {}
         self._block_ids: dict[str, str] = {}
         self._last_kind = ""
         self.raw_usage: dict[str, Any] | None = None
-        self.response_id: str | None = None
-        self.finished = False
+
+    @property
+    def finished(self) -> bool:
+        """Whether a choice's `finish_reason` arrived."""
+        return self.complete
+
+    def usage(self, seconds: float) -> ChatUsage | None:
+        """Return the `usage` the answer carried (in its last chunk, when streamed)."""
+        if self.raw_usage is None:
+            return None
+        return parse_usage(self.raw_usage, seconds)
 
     def feed(self, payload: Any) -> list[ResponseBlock]:
         if not isinstance(payload, dict):
@@ -68,9 +72,15 @@ class DeltaDecoder:
             delta = choice.get("delta") or choice.get("message") or {}
             out.extend(self._delta(delta))
             if choice.get("finish_reason"):
-                self.finished = True
+                self.complete = True
                 out.extend(self.flush())
         return out
+
+    def whole(self, payload: Any) -> list[ResponseBlock]:
+        """Decode a `chat.completion` body (its choice's `message`)."""
+        blocks = self.feed(payload)
+        self.complete = True
+        return blocks
 
     def flush(self) -> list[ResponseBlock]:
         """Announce every call still waiting for its arguments to begin."""
@@ -137,62 +147,24 @@ class DeltaDecoder:
         return block
 
 
-def parse_usage(raw: dict[str, Any], started: float) -> ChatUsage:
-    """Return a Chat Completions `usage` object as `ChatUsage`, timed from `started`."""
+def parse_usage(raw: dict[str, Any], seconds: float) -> ChatUsage:
+    """Return a Chat Completions `usage` object as `ChatUsage` of a call that took `seconds`.
+
+    Cached prompt tokens are OpenAI's `prompt_tokens_details.cached_tokens`, or DeepSeek's
+    `prompt_cache_hit_tokens`, or Moonshot's `cached_tokens`.
+    """
     details = raw.get("prompt_tokens_details") or {}
+    cached = (
+        details.get("cached_tokens")
+        or raw.get("prompt_cache_hit_tokens")
+        or raw.get("cached_tokens")
+    )
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    metadata = {"reasoning_tokens": int(reasoning)} if reasoning else None
     return ChatUsage(
         input_tokens=int(raw.get("prompt_tokens") or 0),
         output_tokens=int(raw.get("completion_tokens") or 0),
-        cache_input_tokens=int(details.get("cached_tokens") or 0),
-        time=time.monotonic() - started,
+        cache_input_tokens=int(cached or 0),
+        time=seconds,
+        metadata=metadata,
     )
-
-
-def _duration(value: str) -> float | None:
-    """Parse `1.5`, `20ms`, `6m0s` or `1h2m3.5s` as seconds."""
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    parts = _DURATION_PART.findall(value)
-    if not parts or "".join(n + u for n, u in parts) != value.replace(" ", ""):
-        return None
-    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
-
-
-def parse_retry_after(headers: httpx.Headers, rate_limited: bool = False) -> float | None:
-    """Return how many seconds the server asks to wait before retrying, if it says.
-
-    `retry-after-ms` and `retry-after` (seconds or an HTTP date) always count. The
-    `x-ratelimit-reset-*` headers only count when `rate_limited`: servers send them on every
-    answer, where they describe the quota window rather than a requested wait.
-    """
-    try:
-        if ms := headers.get("retry-after-ms"):
-            return max(float(ms) / 1000, 0.0)
-    except ValueError:
-        pass
-    if retry_after := headers.get("retry-after"):
-        if (seconds := _duration(retry_after)) is not None:
-            return max(seconds, 0.0)
-        try:
-            when = parsedate_to_datetime(retry_after)
-        except (TypeError, ValueError):
-            when = None
-        if when is not None and when.tzinfo is not None:
-            return max((when - datetime.now(UTC)).total_seconds(), 0.0)
-    if not rate_limited:
-        return None
-    resets: dict[str, float] = {}
-    for name in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "x-ratelimit-reset"):
-        if (raw := headers.get(name)) and (seconds := _duration(raw)) is not None:
-            if seconds > 1e12:  # an epoch timestamp in milliseconds
-                seconds = seconds / 1000 - time.time()
-            elif seconds > 1e9:  # an epoch timestamp in seconds
-                seconds -= time.time()
-            resets[name] = max(seconds, 0.0)
-    # The exhausted quota is the one to wait for; without that hint, wait for all of them.
-    exhausted = [
-        v for k, v in resets.items() if headers.get(k.replace("reset", "remaining")) == "0"
-    ]
-    return max(exhausted or resets.values(), default=None)

@@ -136,6 +136,21 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, ModelConnectionError)
 
 
+MAX_RETRY_WAIT = 60.0
+"""Longest wait before a retry, whatever `Retry-After` asks."""
+
+
+def retry_wait(exc: BaseException, attempt: int, retry_delay: float) -> float:
+    """Seconds to wait before retry number `attempt` (1-based) after `exc`.
+
+    The provider's `Retry-After` (`ModelHTTPError.retry_after`) wins; otherwise the delay
+    doubles from `retry_delay` with each attempt. Both are capped at `MAX_RETRY_WAIT`.
+    """
+    hinted = exc.retry_after if isinstance(exc, ModelHTTPError) else None
+    wait = hinted if hinted is not None else retry_delay * 2 ** (attempt - 1)
+    return min(wait, MAX_RETRY_WAIT)
+
+
 async def collect_response(result: ChatResponse | AsyncIterator[ChatResponse]) -> ChatResponse:
     """Return the whole answer from what a model call returned.
 
@@ -171,7 +186,8 @@ class ChatModelBase(ABC):
         stream: Stream the answer as deltas (see `__call__`).
         max_retries: Retries of a request that failed retryably before any answer (rate limit,
             server error, network); 0 tries once.
-        retry_delay: Seconds between those attempts.
+        retry_delay: Seconds before the first retry, doubling with each (a provider's
+            `Retry-After` wins; see `retry_wait`).
         context_size: The model's context window in tokens (what context compression uses).
     """
 
@@ -291,15 +307,16 @@ class ChatModelBase(ABC):
                 if attempt >= self.max_retries or not self._is_retryable(exc):
                     raise
                 attempt += 1
+                delay = retry_wait(exc, attempt, self.retry_delay)
                 logger.warning(
                     "model %s failed (%s); retry %d of %d in %.1fs",
                     self.model,
                     exc,
                     attempt,
                     self.max_retries,
-                    self.retry_delay,
+                    delay,
                 )
-                await asyncio.sleep(self.retry_delay)
+                await asyncio.sleep(delay)
         if isinstance(result, ChatResponse):
             return result
         return _accumulating(result)

@@ -2,36 +2,24 @@
 
 from __future__ import annotations
 
-import builtins
-import json
-import time
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing
 from importlib.resources import files
-from types import TracebackType
-from typing import Any, Literal, NoReturn, Self
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.credential import DashScopeCredential, OpenAICredential
-from agent_core.errors import ModelConnectionError, ModelHTTPError, ModelResponseError
+from agent_core.credential import CredentialBase, OpenAICredential
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.message import Msg
-from agent_core.model._chat_completions import DeltaDecoder, parse_retry_after, parse_usage
-from agent_core.model._response import ChatResponse, ChatUsage, ResponseBlock
-from agent_core.model._sse import aiter_sse_data
-from agent_core.model.base import (
-    TOOL_CHOICE_MODES,
-    ChatModelBase,
-    ToolChoice,
-    ToolLike,
-    select_tools,
-    tool_dicts,
-)
+from agent_core.model._chat_completions import DeltaDecoder
+from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._transport import parse_retry_after
+from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase, ToolChoice
+
+__all__ = ["OpenAIChatModel", "parse_retry_after"]
 
 
-class OpenAIChatModel(ChatModelBase):
+class OpenAIChatModel(HTTPChatModel):
     """A model served over the OpenAI Chat Completions protocol.
 
     Args:
@@ -99,7 +87,7 @@ class OpenAIChatModel(ChatModelBase):
 
     def __init__(
         self,
-        credential: OpenAICredential | DashScopeCredential,
+        credential: CredentialBase,
         model: str,
         parameters: BaseModel | dict[str, Any] | None = None,
         stream: bool = True,
@@ -111,50 +99,32 @@ class OpenAIChatModel(ChatModelBase):
         client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(
-            credential=credential,
-            model=model,
-            parameters=parameters,
+            credential,
+            model,
+            parameters,
             stream=stream,
             max_retries=max_retries,
             retry_delay=retry_delay,
             context_size=context_size,
+            formatter=formatter,
+            timeout=timeout,
+            client=client,
         )
-        self.credential: OpenAICredential | DashScopeCredential = credential
-        self.formatter = formatter or OpenAIChatFormatter()
-        self.timeout = timeout
-        self._owns_client = client is None
-        self._client = client or httpx.AsyncClient()
 
-    async def __aenter__(self) -> Self:
-        return self
+    def _default_formatter(self) -> FormatterBase:
+        return OpenAIChatFormatter()
 
-    async def __aexit__(
-        self,
-        exc_type: builtins.type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    def _auth_headers(self) -> dict[str, str]:
+        headers = super()._auth_headers()
+        if isinstance(self.credential, OpenAICredential) and self.credential.organization:
+            headers["OpenAI-Organization"] = self.credential.organization
+        return headers
 
-    async def aclose(self) -> None:
-        """Close the HTTP client if this model created it."""
-        if self._owns_client:
-            await self._client.aclose()
+    def _path(self, model_name: str) -> str:
+        return "/chat/completions"
 
-    async def build_request_body(
-        self,
-        messages: list[Msg],
-        tools: Sequence[ToolLike] | None = None,
-        tool_choice: ToolChoice | str | None = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        """Return the JSON body a call with these arguments POSTs.
-
-        Raises:
-            ValueError: `tools` or `tool_choice` is malformed.
-        """
-        offered, choice = select_tools(tool_dicts(tools), tool_choice)
-        return await self._body(self.model, messages, offered, choice, kwargs)
+    def _decoder(self) -> ResponseDecoder:
+        return DeltaDecoder()
 
     async def _body(
         self,
@@ -195,134 +165,3 @@ class OpenAIChatModel(ChatModelBase):
         if thinking and effort is not None:
             fields["reasoning_effort"] = effort
         return fields
-
-    async def _call_api(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: ToolChoice | None = None,
-        **kwargs: Any,
-    ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
-        """POST one request; raise its error status here, before any delta."""
-        body = await self._body(model_name, messages, tools, tool_choice, kwargs)
-        request = self._client.build_request(
-            "POST",
-            f"{self.credential.base_url.rstrip('/')}/chat/completions",
-            json=body,
-            headers=self._headers(),
-            timeout=httpx.Timeout(self.timeout),
-        )
-        started = time.monotonic()
-        try:
-            response = await self._client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            self._connection_failed(exc)
-        if not response.is_success:
-            try:
-                await response.aread()
-            except httpx.TransportError as exc:
-                self._connection_failed(exc)
-            finally:
-                await response.aclose()
-            raise ModelHTTPError(
-                response.status_code,
-                model_name,
-                response.text,
-                retry_after=parse_retry_after(
-                    response.headers, rate_limited=response.status_code == 429
-                ),
-            )
-        if self.stream:
-            return self._deltas(response, started)
-        try:
-            await response.aread()
-        except httpx.DecodingError as exc:
-            self._malformed(f"undecodable body: {exc}", exc)
-        except httpx.TransportError as exc:
-            self._connection_failed(exc)
-        finally:
-            await response.aclose()
-        decoder = DeltaDecoder()
-        content = self._decode(decoder, self._json(response.text))
-        content += self._flush(decoder)
-        result = ChatResponse(content=content, is_last=True, usage=self._usage(decoder, started))
-        if decoder.response_id:
-            result.id = decoder.response_id
-        return result
-
-    async def _deltas(
-        self, response: httpx.Response, started: float
-    ) -> AsyncGenerator[ChatResponse, None]:
-        decoder = DeltaDecoder()
-        done = False
-        try:
-            async with aclosing(aiter_sse_data(response.aiter_bytes())) as events:
-                async for data in events:
-                    if data.strip() == "[DONE]":
-                        done = True
-                        break
-                    if data.strip():
-                        blocks = self._decode(decoder, self._json(data))
-                        if blocks:
-                            yield self._delta(decoder, blocks)
-        except httpx.DecodingError as exc:
-            self._malformed(f"undecodable body: {exc}", exc)
-        except httpx.TransportError as exc:
-            self._connection_failed(exc)
-        finally:
-            await response.aclose()
-        if not (done or decoder.finished):
-            raise ModelConnectionError(f"{self.model}: the stream ended before [DONE]")
-        # Calls still unannounced, and the usage (OpenAI sends it after the last choice).
-        yield self._delta(decoder, self._flush(decoder), self._usage(decoder, started))
-
-    def _delta(
-        self, decoder: DeltaDecoder, blocks: list[ResponseBlock], usage: ChatUsage | None = None
-    ) -> ChatResponse:
-        delta = ChatResponse(content=blocks, is_last=False, usage=usage)
-        if decoder.response_id:
-            delta.id = decoder.response_id
-        return delta
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Authorization": f"Bearer {self.credential.api_key}"}
-        if isinstance(self.credential, OpenAICredential) and self.credential.organization:
-            headers["OpenAI-Organization"] = self.credential.organization
-        if self.stream:
-            headers["Accept"] = "text/event-stream"
-        return headers
-
-    def _json(self, text: str) -> Any:
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            self._malformed(f"not JSON: {text[:200]!r}", exc)
-
-    def _decode(self, decoder: DeltaDecoder, payload: Any) -> list[ResponseBlock]:
-        try:
-            return decoder.feed(payload)
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            self._malformed(str(exc) or "unexpected chunk shape", exc)
-
-    def _flush(self, decoder: DeltaDecoder) -> list[ResponseBlock]:
-        try:
-            return decoder.flush()
-        except ValueError as exc:
-            self._malformed(str(exc), exc)
-
-    def _usage(self, decoder: DeltaDecoder, started: float) -> ChatUsage | None:
-        if decoder.raw_usage is None:
-            return None
-        try:
-            return parse_usage(decoder.raw_usage, started)
-        except (ValueError, TypeError, AttributeError) as exc:
-            self._malformed(f"bad usage: {exc}", exc)
-
-    def _malformed(self, detail: str, exc: Exception) -> NoReturn:
-        raise ModelResponseError(f"{self.model}: malformed response: {detail}") from exc
-
-    def _connection_failed(self, exc: httpx.TransportError) -> NoReturn:
-        raise ModelConnectionError(
-            f"{self.model}: {type(exc).__name__}: {str(exc) or 'connection failed'}"
-        ) from exc
