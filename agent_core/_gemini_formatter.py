@@ -63,7 +63,11 @@ def _args(arguments: str) -> dict[str, Any]:
 def _call_part(call: dict[str, Any]) -> dict[str, Any]:
     function = call["function"]
     part: dict[str, Any] = {
-        "functionCall": {"id": call["id"], "name": function["name"], "args": _args(function["arguments"])}
+        "functionCall": {
+            "id": call["id"],
+            "name": function["name"],
+            "args": _args(function["arguments"]),
+        }
     }
     if call["id"].startswith(SIGNATURE_PREFIX):
         part["thoughtSignature"] = call["id"].removeprefix(SIGNATURE_PREFIX)
@@ -88,7 +92,11 @@ def to_gemini_contents(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             }
             last = contents[-1] if contents else None
-            if last is not None and last["role"] == "user" and "functionResponse" in last["parts"][0]:
+            if (
+                last is not None
+                and last["role"] == "user"
+                and "functionResponse" in last["parts"][0]
+            ):
                 last["parts"].append(response)
             else:
                 contents.append({"role": "user", "parts": [response]})

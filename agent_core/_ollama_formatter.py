@@ -50,7 +50,13 @@ def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for message in messages:
         role = message["role"]
         if role == "tool":
-            out.append({"role": "tool", "tool_name": message.get("name", ""), "content": message["content"]})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_name": message.get("name", ""),
+                    "content": message["content"],
+                }
+            )
             continue
         text, images = _content(message.get("content"))
         converted: dict[str, Any] = {"role": role, "content": text}

@@ -11,6 +11,8 @@ from agent_core.model._structured import (
 from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema, collect_response
 from agent_core.model.card import ModelCard
 from agent_core.model.dashscope import DashScopeChatModel
+from agent_core.model.gemini import GeminiChatModel
+from agent_core.model.ollama import OllamaChatModel
 from agent_core.model.openai import OpenAIChatModel
 
 __all__ = [
@@ -20,7 +22,9 @@ __all__ = [
     "ChatUsage",
     "DashScopeChatModel",
     "FinishedReason",
+    "GeminiChatModel",
     "ModelCard",
+    "OllamaChatModel",
     "OpenAIChatModel",
     "StructuredModel",
     "StructuredResponse",

@@ -10,15 +10,15 @@ the signature back with the call in later turns; the call's block id carries it,
 from __future__ import annotations
 
 import json
-import time
+import re
 import uuid
 from typing import Any
 
 from agent_core._gemini_formatter import SIGNATURE_PREFIX
 from agent_core._ids import new_id
 from agent_core.message import Base64Source, DataBlock, TextBlock, ThinkingBlock, ToolCallBlock
+from agent_core.model._http import ResponseDecoder
 from agent_core.model._response import ChatUsage, ResponseBlock
-
 
 _SCHEMA_KEYS = frozenset(
     {
@@ -67,7 +67,8 @@ def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
             deeper than 32 levels (a recursive schema Gemini cannot express).
     """
     defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-    return _convert(schema, defs, 0)
+    converted: dict[str, Any] = _convert(schema, defs, 0)
+    return converted
 
 
 def _convert(node: Any, defs: dict[str, Any], depth: int) -> Any:
@@ -76,7 +77,10 @@ def _convert(node: Any, defs: dict[str, Any], depth: int) -> Any:
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
-        node = {**_resolve(node["$ref"], defs, depth), **{k: v for k, v in node.items() if k != "$ref"}}
+        node = {
+            **_resolve(node["$ref"], defs, depth),
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
         depth += 1
     node = dict(node)
     if "const" in node:
@@ -92,7 +96,9 @@ def _convert(node: Any, defs: dict[str, Any], depth: int) -> Any:
     elif kind == "null":
         node["type"] = "object"
     if isinstance(node.get("anyOf"), list):
-        options = [o for o in node["anyOf"] if not (isinstance(o, dict) and o.get("type") == "null")]
+        options = [
+            o for o in node["anyOf"] if not (isinstance(o, dict) and o.get("type") == "null")
+        ]
         if len(options) == 1:
             rest = {k: v for k, v in node.items() if k != "anyOf"}
             return _convert({**options[0], **rest}, defs, depth)
@@ -147,20 +153,27 @@ def function_declarations(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return declarations
 
 
-class GeminiDecoder:
+class GeminiDecoder(ResponseDecoder):
     """Turns `GenerateContentResponse`s (streamed chunks or a whole answer) into blocks.
 
     Text and thought summaries keep one block id while they continue; a new block starts when
-    the other kind (or a call) came in between. Each function call arrives whole.
+    the other kind (or a call) came in between. Each function call arrives whole. The answer is
+    complete once a candidate states its `finishReason` (or the prompt was blocked).
     """
 
+    ending = "a finishReason"
+
     def __init__(self) -> None:
+        super().__init__()
         self._block_ids: dict[str, str] = {}
         self._last_kind = ""
         self.raw_usage: dict[str, Any] | None = None
-        self.response_id: str | None = None
         self.finish_reason: str | None = None
         self.block_reason: str | None = None
+
+    def usage(self, seconds: float) -> ChatUsage | None:
+        """The answer's usage (Gemini repeats it, growing, on every chunk: the last one wins)."""
+        return None if self.raw_usage is None else parse_usage(self.raw_usage, seconds)
 
     def feed(self, payload: Any) -> list[ResponseBlock]:
         """Decode one response object.
@@ -181,6 +194,7 @@ class GeminiDecoder:
         feedback = payload.get("promptFeedback") or {}
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             self.block_reason = str(feedback["blockReason"])
+            self.complete = True
         candidates = payload.get("candidates") or []
         if not isinstance(candidates, list):
             raise ValueError("`candidates` is not a list")
@@ -188,6 +202,7 @@ class GeminiDecoder:
         for candidate in candidates[:1]:
             if candidate.get("finishReason"):
                 self.finish_reason = str(candidate["finishReason"])
+                self.complete = True
             parts = (candidate.get("content") or {}).get("parts") or []
             if not isinstance(parts, list):
                 raise ValueError("`content.parts` is not a list")
@@ -232,8 +247,8 @@ class GeminiDecoder:
         return [TextBlock(id=self._block_id("text"), text=str(text))]
 
 
-def parse_usage(raw: dict[str, Any], started: float) -> ChatUsage:
-    """Return Gemini's `usageMetadata` as `ChatUsage`, timed from `started`.
+def parse_usage(raw: dict[str, Any], seconds: float) -> ChatUsage:
+    """Return Gemini's `usageMetadata` as `ChatUsage` of a call that took `seconds`.
 
     Tool-use prompt tokens count as input; thought tokens as output (both are billed so).
     """
@@ -245,6 +260,23 @@ def parse_usage(raw: dict[str, Any], started: float) -> ChatUsage:
         input_tokens=count("promptTokenCount") + count("toolUsePromptTokenCount"),
         output_tokens=count("candidatesTokenCount") + count("thoughtsTokenCount"),
         cache_input_tokens=count("cachedContentTokenCount"),
-        time=time.monotonic() - started,
+        time=seconds,
         metadata=raw,
     )
+
+
+_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+def retry_delay(body: str) -> float | None:
+    """The wait a Google error body asks for (`RetryInfo.retryDelay`, e.g. "7s"), if any."""
+    try:
+        details = json.loads(body)["error"]["details"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            match = _DELAY.match(str(detail.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None

@@ -116,7 +116,10 @@ HISTORY = [
     },
     {"role": "user", "name": "user", "content": [{"type": "text", "text": "And tomorrow?"}]},
 ]
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQG"
+    "AhKmMIQAAAABJRU5ErkJggg=="
+)
 IMAGE_ASK = {
     "role": "user",
     "name": "user",
@@ -149,7 +152,10 @@ GEMINI_CASES: list[dict[str, Any]] = [
         "tools": [WEATHER, CLOCK],
         "tool_choice": "auto",
         "reply": {
-            "parts": [["text", "Let me check."], ["call", "get_weather", {"city": "Paris", "days": 2}]]
+            "parts": [
+                ["text", "Let me check."],
+                ["call", "get_weather", {"city": "Paris", "days": 2}],
+            ]
         },
     },
     {
@@ -301,7 +307,7 @@ async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, A
                 stream=stream,
                 max_retries=0,
                 client_kwargs={
-                    "http_options": {"base_url": server.base_url, "api_version": "v1beta"}
+                    "http_options": {"base_url": server.root, "api_version": "v1beta"}
                 },
             )
         else:

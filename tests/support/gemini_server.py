@@ -221,9 +221,14 @@ class GeminiWireServer:
         self._http = ScriptedHTTPServer(self._route, name="gemini-wire-server")
 
     @property
-    def base_url(self) -> str:
-        """The API root to use as a Gemini `base_url`."""
+    def root(self) -> str:
+        """`http://127.0.0.1:<port>`, without the API version."""
         return self._http.url
+
+    @property
+    def base_url(self) -> str:
+        """The API root to use as a Gemini `base_url` (`<root>/v1beta`)."""
+        return f"{self._http.url}/v1beta"
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -181,10 +181,10 @@ class OllamaWireServer:
         if request.method != "POST" or request.path != "/api/chat":
             answer.json(404, {"error": "404 page not found"})
             return
-        if self.api_key is not None:
-            if request.headers.get("authorization") != f"Bearer {self.api_key}":
-                answer.json(401, {"error": "unauthorized"})
-                return
+        authorization = request.headers.get("authorization")
+        if self.api_key is not None and authorization != f"Bearer {self.api_key}":
+            answer.json(401, {"error": "unauthorized"})
+            return
         model = str(request.body.get("model", ""))
         reply = self._next_reply()
         if reply.status != 200:
