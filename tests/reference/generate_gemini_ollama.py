@@ -306,9 +306,7 @@ async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, A
                 parameters=GeminiChatModel.Parameters(**case.get("parameters", {})),
                 stream=stream,
                 max_retries=0,
-                client_kwargs={
-                    "http_options": {"base_url": server.root, "api_version": "v1beta"}
-                },
+                client_kwargs={"http_options": {"base_url": server.root, "api_version": "v1beta"}},
             )
         else:
             model = OllamaChatModel(
