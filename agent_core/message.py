@@ -76,6 +76,14 @@ class ThinkingBlock(_Block):
 
     type: Literal["thinking"] = "thinking"
     thinking: str = Field(description="The reasoning text.")
+    signature: str | None = Field(
+        default=None,
+        description="The provider's proof of the reasoning (Anthropic's signature, OpenAI's "
+        "encrypted reasoning), sent back with it so the model may continue from it.",
+    )
+    redacted_thinking_data: str | None = Field(
+        default=None, description="Reasoning the provider encrypted (Anthropic redacted thinking)."
+    )
 
 
 class DataBlock(_Block):

@@ -93,6 +93,15 @@ class _Block:
             return
         self.parts.append(_fragment(delta))
         first = self.first
+        # A thinking block's signature (or encrypted form) arrives after its text.
+        if isinstance(delta, ThinkingBlock) and isinstance(first, ThinkingBlock):
+            update = {
+                k: v
+                for k in ("signature", "redacted_thinking_data")
+                if (v := getattr(delta, k)) is not None
+            }
+            if update:
+                self.first = first.model_copy(update=update)
         # Some providers name a tool call only after an empty first fragment.
         if isinstance(delta, ToolCallBlock) and isinstance(first, ToolCallBlock) and not first.name:
             self.first = first.model_copy(update={"name": delta.name})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Any, Literal
+from importlib.resources.abc import Traversable
+from typing import Any, ClassVar, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
@@ -83,7 +84,7 @@ class OpenAIChatModel(HTTPChatModel):
         )
 
     type = "openai_chat"
-    cards_dir = files("agent_core.model") / "_cards" / "openai"
+    cards_dir: ClassVar[Traversable | None] = files("agent_core.model") / "_cards" / "openai"
 
     def __init__(
         self,

@@ -625,9 +625,8 @@ def test_retrieve_model_cards(capsys: pytest.CaptureFixture[str]) -> None:
     assert {card.model_class for card in cards} == {"dashscope_chat"}
 
 
-@pytest.mark.xfail(strict=True, raises=ImportError, reason="no AnthropicChatModel yet")
 def test_retrieve_model_cards_on_the_anthropic_model_class() -> None:
-    from agent_core.model import AnthropicChatModel  # type: ignore[attr-defined]
+    from agent_core.model import AnthropicChatModel
 
     # Or directly on the model class
     cards = AnthropicChatModel.list_models()

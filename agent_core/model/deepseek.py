@@ -1,0 +1,57 @@
+"""`DeepSeekChatModel`: DeepSeek models, over its OpenAI-compatible Chat Completions API.
+
+The wire protocol is `OpenAIChatModel`'s; reasoning arrives as `reasoning_content` (thinking
+blocks), which DeepSeek must not be sent back (the formatter drops thinking), and
+`usage.prompt_cache_hit_tokens` counts the cached prompt.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from agent_core.model.base import ChatModelBase
+from agent_core.model.openai import OpenAIChatModel
+
+
+class DeepSeekChatModel(OpenAIChatModel):
+    """A DeepSeek model (constructor as `OpenAIChatModel`'s, with a `DeepSeekCredential`)."""
+
+    class Parameters(ChatModelBase.Parameters):
+        """DeepSeek request parameters; unknown ones pass through as request fields."""
+
+        model_config = ConfigDict(extra="allow")
+
+        temperature: float | None = Field(
+            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
+        )
+        top_p: float | None = Field(
+            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
+        )
+        max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
+        frequency_penalty: float | None = Field(
+            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
+        )
+        presence_penalty: float | None = Field(
+            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
+        )
+        stop: list[str] | None = Field(default=None, description="Sequences that end the answer.")
+        parallel_tool_calls: bool | None = Field(
+            default=None, description="Whether the model may call several tools at once."
+        )
+        thinking_enable: bool = Field(
+            default=False,
+            title="Thinking",
+            description="Let deepseek-chat think first (deepseek-reasoner always does).",
+        )
+
+    type = "deepseek_chat"
+    cards_dir = files("agent_core.model") / "_cards" / "deepseek"
+
+    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """`thinking_enable` is sent as DeepSeek's `thinking` switch."""
+        if fields.pop("thinking_enable"):
+            fields["thinking"] = {"type": "enabled"}
+        return fields

@@ -1,0 +1,289 @@
+"""A real local HTTP server answering each POST with a scripted status, headers and body bytes.
+
+Provider protocols (Anthropic Messages, OpenAI Responses) are built as SSE event lists by the
+helpers below and sent in byte chunks of a chosen size, so events split at awkward places::
+
+    with WireServer() as srv:
+        srv.push(Answer(body=sse(anthropic_events(text="hi")), piece=7))
+        ...  # point a credential at srv.base_url
+        assert srv.requests[0].body["model"] == "claude-test"
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+
+@dataclass
+class Answer:
+    """One scripted answer.
+
+    Attributes:
+        body: Bytes of the body (`sse(...)` for a stream, `json.dumps(...)` for a whole one).
+        status: HTTP status.
+        headers: Extra headers (e.g. `retry-after`).
+        piece: Bytes per written chunk (small values split events, lines, UTF-8 sequences).
+        cut: Drop the connection after this fraction of the body (None: send it all).
+    """
+
+    body: bytes
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    piece: int = 1 << 16
+    cut: float | None = None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A request the server received (header names lower-cased)."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def sse(events: list[dict[str, Any]], done: bool = False) -> bytes:
+    """Encode events as SSE frames (`event:` named by their `type`), `data: [DONE]` if asked."""
+    frames = [
+        f"event: {e.get('type', 'message')}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n"
+        for e in events
+    ]
+    if done:
+        frames.append("data: [DONE]\n\n")
+    return "".join(frames).encode()
+
+
+class WireServer:
+    """Scripted answers, served in order from 127.0.0.1 in a background thread."""
+
+    def __init__(self) -> None:
+        self._answers: deque[Answer] = deque()
+        self._requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with server._lock:
+                    server._requests.append(Recorded(self.path, headers, body))
+                    answer = server._answers.popleft()
+                self._answer(answer)
+
+            def _answer(self, answer: Answer) -> None:
+                self.send_response(answer.status)
+                stream = answer.body.startswith((b"event:", b"data:"))
+                kind = "text/event-stream" if stream else "application/json"
+                self.send_header("Content-Type", kind)
+                self.send_header("Transfer-Encoding", "chunked")
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                body = answer.body
+                if answer.cut is not None:
+                    body = body[: int(len(body) * answer.cut)]
+                for start in range(0, len(body), answer.piece):
+                    data = body[start : start + answer.piece]
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                if answer.cut is not None:
+                    self.close_connection = True
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The server's root URL."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def requests(self) -> list[Recorded]:
+        """The requests received so far."""
+        with self._lock:
+            return list(self._requests)
+
+    def push(self, *answers: Answer) -> None:
+        """Queue answers for the next requests."""
+        with self._lock:
+            self._answers.extend(answers)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+
+def _split(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def anthropic_events(
+    text: str = "",
+    thinking: str = "",
+    signature: str = "sig-abc",
+    redacted: str | None = None,
+    tool_calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    usage: dict[str, int] | None = None,
+    stop: bool = True,
+) -> list[dict[str, Any]]:
+    """The Messages API stream events for an answer: thinking, text, then tool uses."""
+    usage = usage or {"input_tokens": 12, "output_tokens": 1}
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_01",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "model": "claude-test",
+                "stop_reason": None,
+                "usage": {k: v for k, v in usage.items() if k != "output_tokens"}
+                | {"output_tokens": 1},
+            },
+        },
+        {"type": "ping"},
+    ]
+    index = 0
+
+    def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+        nonlocal index
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+
+    if thinking:
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in _split(thinking)]
+        block(
+            {"type": "thinking", "thinking": "", "signature": ""},
+            [*deltas, {"type": "signature_delta", "signature": signature}],
+        )
+    if redacted is not None:
+        block({"type": "redacted_thinking", "data": redacted}, [])
+    if text:
+        block(
+            {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _split(text)]
+        )
+    for call_id, name, arguments in tool_calls or []:
+        raw = json.dumps(arguments)
+        block(
+            {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+            [{"type": "input_json_delta", "partial_json": p} for p in ["", *_split(raw, 5)]],
+        )
+    reason = "tool_use" if tool_calls else "end_turn"
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": None},
+            "usage": {"output_tokens": usage.get("output_tokens", 1)},
+        }
+    )
+    if stop:
+        events.append({"type": "message_stop"})
+    return events
+
+
+def anthropic_error(status: int) -> bytes:
+    """Anthropic's error JSON for a status."""
+    kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        429: "rate_limit_error",
+        500: "api_error",
+        529: "overloaded_error",
+    }
+    error = {"type": kinds.get(status, "api_error"), "message": f"Scripted {status}"}
+    return json.dumps({"type": "error", "error": error}).encode()
+
+
+def responses_events(
+    text: str = "",
+    summary: str = "",
+    encrypted: str | None = None,
+    tool_calls: list[tuple[str, str, dict[str, Any]]] | None = None,
+    usage: dict[str, Any] | None = None,
+    complete: bool = True,
+) -> list[dict[str, Any]]:
+    """The Responses API stream events for an answer: reasoning, message, function calls."""
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}
+    ]
+    if summary:
+        item = {"type": "reasoning", "id": "rs_1", "summary": []}
+        events.append({"type": "response.output_item.added", "output_index": 0, "item": item})
+        events += [
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "item_id": "rs_1",
+                "summary_index": 0,
+                "delta": p,
+            }
+            for p in _split(summary)
+        ]
+        done = {**item, "summary": [{"type": "summary_text", "text": summary}]}
+        if encrypted is not None:
+            done["encrypted_content"] = encrypted
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": done})
+    if text:
+        item = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+        events.append({"type": "response.output_item.added", "output_index": 1, "item": item})
+        events += [
+            {
+                "type": "response.output_text.delta",
+                "item_id": "msg_1",
+                "output_index": 1,
+                "content_index": 0,
+                "delta": p,
+            }
+            for p in _split(text)
+        ]
+    for n, (call_id, name, arguments) in enumerate(tool_calls or []):
+        item_id = f"fc_{n}"
+        item = {"type": "function_call", "id": item_id, "call_id": call_id, "name": name}
+        events.append(
+            {
+                "type": "response.output_item.added",
+                "output_index": 2 + n,
+                "item": item | {"arguments": ""},
+            }
+        )
+        events += [
+            {"type": "response.function_call_arguments.delta", "item_id": item_id, "delta": p}
+            for p in _split(json.dumps(arguments), 4)
+        ]
+    if complete:
+        usage = usage or {
+            "input_tokens": 20,
+            "input_tokens_details": {"cached_tokens": 4},
+            "output_tokens": 9,
+            "output_tokens_details": {"reasoning_tokens": 3},
+        }
+        events.append({"type": "response.completed", "response": {"id": "resp_1", "usage": usage}})
+    return events
