@@ -14,7 +14,7 @@ Usage (from the repository root; AgentScope's Gemini and Ollama clients, `google
 
 Writes `tests/reference/data/gemini_ollama.json`: `{"cases": [...]}`, each case holding its
 inputs and `expected` (`content`, `usage`, `request`). Ids the models generate at random are
-left out. `tests/unit/agent_core/model/test_gemini_ollama_reference.py` replays every case
+left out. `tests/unit/agent_core/providers/test_gemini_ollama_reference.py` replays every case
 against Troupe's models.
 """
 

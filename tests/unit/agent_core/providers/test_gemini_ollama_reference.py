@@ -85,6 +85,10 @@ def _content(blocks: list[Any]) -> list[dict[str, Any]]:
         data = block.model_dump(
             mode="json", exclude={"created_at", "finished_at", "state", "suggested_rules"}
         )
+        # Troupe's thinking blocks can carry a provider signature; AgentScope's cannot.
+        for extra in ("signature", "redacted_thinking_data"):
+            if data.get(extra, "") is None:
+                del data[extra]
         if data["type"] != "tool_call" or not data["id"].startswith(("gemini_ts:", "fc-")):
             data.pop("id", None)
         if data["type"] == "tool_call":
