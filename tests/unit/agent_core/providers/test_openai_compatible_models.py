@@ -238,3 +238,13 @@ def test_credentials_name_their_models_and_cards(data: dict[str, Any], model_cla
 def test_openai_credential_serves_the_responses_model_too() -> None:
     credential = OpenAICredential(api_key="k")
     assert credential.get_chat_model_class("openai_response") is OpenAIResponseModel
+
+
+def test_retry_waits_double_unless_the_provider_says() -> None:
+    from agent_core.errors import ModelServerError
+    from agent_core.model.base import MAX_RETRY_WAIT, retry_wait
+
+    plain = ModelServerError(500, "m", "")
+    assert [retry_wait(plain, n, 0.5) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+    assert retry_wait(ModelRateLimitError(429, "m", "", retry_after=7.0), 3, 0.5) == 7.0
+    assert retry_wait(ModelRateLimitError(429, "m", "", retry_after=1e6), 1, 0.5) == MAX_RETRY_WAIT

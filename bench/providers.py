@@ -1,0 +1,106 @@
+"""Decode overhead per streamed chunk, per provider: how long Troupe spends turning one SSE
+event into a `ChatResponse` delta (SSE framing, JSON, block decoding, accumulation).
+
+The body is served from memory through an httpx mock transport, so no network time is counted.
+
+Usage: `python -m bench.providers [--events N] [--rounds R]` (prints µs per chunk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from agent_core.credential import AnthropicCredential, DeepSeekCredential, OpenAICredential
+from agent_core.message import SystemMsg, UserMsg
+from agent_core.model import (
+    AnthropicChatModel,
+    DeepSeekChatModel,
+    OpenAIChatModel,
+    OpenAIResponseModel,
+)
+from agent_core.model.base import ChatModelBase
+from tests.support.openai_server import ScriptedReply, stream_frames
+from tests.support.wire_server import anthropic_events, responses_events, sse
+
+HELLO = [SystemMsg("system", "Be terse."), UserMsg("user", "Hello?")]
+WORD = "token "
+
+
+def chat_body(n: int, reasoning: bool = False) -> tuple[bytes, int]:
+    reply = ScriptedReply(text=WORD * n, reasoning=WORD * n if reasoning else "")
+    frames = stream_frames(reply, "m", include_usage=True)
+    data = "".join(f"data: {json.dumps(f)}\n\n" for f in frames) + "data: [DONE]\n\n"
+    return data.encode(), len(frames)
+
+
+def anthropic_body(n: int) -> tuple[bytes, int]:
+    events = anthropic_events(text=WORD * n, thinking=WORD * n)
+    return sse(events), len(events)
+
+
+def responses_body(n: int) -> tuple[bytes, int]:
+    events = responses_events(text=WORD * n, summary=WORD * n)
+    return sse(events), len(events)
+
+
+def client(body: bytes) -> httpx.AsyncClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+CASES: dict[str, tuple[Callable[[int], tuple[bytes, int]], Callable[[httpx.AsyncClient], Any]]] = {
+    "openai_chat": (
+        chat_body,
+        lambda c: OpenAIChatModel(OpenAICredential(api_key="k"), "m", client=c),
+    ),
+    "deepseek_chat (reasoning)": (
+        lambda n: chat_body(n, reasoning=True),
+        lambda c: DeepSeekChatModel(DeepSeekCredential(api_key="k"), "m", client=c),
+    ),
+    "anthropic_chat (thinking)": (
+        anthropic_body,
+        lambda c: AnthropicChatModel(AnthropicCredential(api_key="k"), "m", client=c),
+    ),
+    "openai_response (reasoning)": (
+        responses_body,
+        lambda c: OpenAIResponseModel(OpenAICredential(api_key="k"), "m", client=c),
+    ),
+}
+
+
+async def measure(events: int, rounds: int) -> None:
+    print(f"{'provider':30} {'events':>7} {'µs/chunk':>9}")
+    for name, (make_body, make_model) in CASES.items():
+        body, count = make_body(events)
+        async with client(body) as http:
+            model: ChatModelBase = make_model(http)
+            best = float("inf")
+            for _ in range(rounds):
+                started = time.perf_counter()
+                stream = await model(HELLO)
+                assert not hasattr(stream, "content")
+                async for _chunk in stream:  # type: ignore[union-attr]
+                    pass
+                best = min(best, time.perf_counter() - started)
+        print(f"{name:30} {count:7d} {best / count * 1e6:9.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=500, help="text pieces per answer")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per provider (best kept)")
+    args = parser.parse_args()
+    asyncio.run(measure(args.events, args.rounds))
+
+
+if __name__ == "__main__":
+    main()
