@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from agent_core.agent import Agent
 from agent_core.credential import CREDENTIAL_TYPES, GeminiCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -32,6 +33,9 @@ from agent_core.message import (
 )
 from agent_core.model import ChatResponse, GeminiChatModel, ToolSchema, collect_response
 from agent_core.model._gemini_wire import gemini_schema
+from agent_core.permission import PermissionContext, PermissionMode
+from agent_core.state import AgentState
+from agent_core.tool import FunctionTool, Toolkit
 from tests.support.gemini_server import Call, GeminiReply, GeminiWireServer, Text, Thought
 
 KEY = "gm-test-key"
@@ -448,3 +452,38 @@ def test_credential_is_registered_with_its_cards() -> None:
     card = cards["gemini-2.5-flash"]
     assert card.model_class == "gemini_chat"
     assert card.parameter_schema["properties"]["max_tokens"]["maximum"] == 65536
+
+
+def get_weather(city: str) -> str:
+    """Get the current weather for a city.
+
+    Args:
+        city: The city name.
+    """
+    return f"Sunny in {city}"
+
+
+async def test_agent_round_trip_keeps_the_signature(server: GeminiWireServer) -> None:
+    server.push(
+        GeminiReply(
+            [Thought("Look it up."), Call("get_weather", {"city": "Oslo"}, signature="U0lH")]
+        ),
+        GeminiReply([Text("It is sunny in Oslo.")]),
+    )
+    agent = Agent(
+        name="weather",
+        system_prompt="Answer weather questions.",
+        model=make(server),
+        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
+        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
+    )
+    result = await agent.reply(UserMsg("user", "Weather in Oslo?"))
+    await agent.model.aclose()
+    assert result.get_text_content() == "It is sunny in Oslo."
+    second = server.requests[1].body
+    parts = [part for content in second["contents"] for part in content["parts"]]
+    call = next(p for p in parts if "functionCall" in p)
+    assert call["thoughtSignature"] == "U0lH"
+    response = next(p for p in parts if "functionResponse" in p)["functionResponse"]
+    assert response["id"] == call["functionCall"]["id"]
+    assert "Sunny in Oslo" in response["response"]["output"]

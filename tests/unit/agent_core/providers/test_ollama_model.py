@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from agent_core.agent import Agent
 from agent_core.credential import CREDENTIAL_TYPES, OllamaCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -35,6 +36,9 @@ from agent_core.message import (
     UserMsg,
 )
 from agent_core.model import ChatResponse, OllamaChatModel, ToolSchema, collect_response
+from agent_core.permission import PermissionContext, PermissionMode
+from agent_core.state import AgentState
+from agent_core.tool import FunctionTool, Toolkit
 from tests.support.ollama_server import OllamaReply, OllamaWireServer
 
 WEATHER = ToolSchema(
@@ -352,3 +356,35 @@ def test_credential_is_optional_and_registered() -> None:
     cards = {card.name: card for card in OllamaCredential.list_models()}
     assert cards["qwen3:8b"].model_class == "ollama_chat"
     assert "application/x-thinking" in cards["qwen3:8b"].output_types
+
+
+def get_weather(city: str) -> str:
+    """Get the current weather for a city.
+
+    Args:
+        city: The city name.
+    """
+    return f"Sunny in {city}"
+
+
+async def test_agent_round_trip(server: OllamaWireServer) -> None:
+    server.push(
+        OllamaReply(thinking="Look it up.", tool_calls=[("get_weather", {"city": "Oslo"})]),
+        OllamaReply(content="It is sunny in Oslo."),
+    )
+    agent = Agent(
+        name="weather",
+        system_prompt="Answer weather questions.",
+        model=make(server),
+        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
+        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
+    )
+    result = await agent.reply(UserMsg("user", "Weather in Oslo?"))
+    await agent.model.aclose()
+    assert result.get_text_content() == "It is sunny in Oslo."
+    messages = server.requests[1].body["messages"]
+    call_message = next(m for m in messages if m.get("tool_calls"))
+    assert call_message["tool_calls"][0]["function"]["arguments"] == {"city": "Oslo"}
+    tool_message = next(m for m in messages if m["role"] == "tool")
+    assert tool_message["tool_name"] == "get_weather"
+    assert "Sunny in Oslo" in tool_message["content"]
