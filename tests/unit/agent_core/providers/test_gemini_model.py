@@ -21,14 +21,18 @@ from agent_core.errors import (
     ModelServerError,
     ModelStreamInterruptedError,
 )
-from agent_core.formatter import GeminiMultiAgentFormatter
+from agent_core.formatter import GeminiChatFormatter, GeminiMultiAgentFormatter
 from agent_core.message import (
     AssistantMsg,
+    Base64Source,
+    DataBlock,
+    HintBlock,
     SystemMsg,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
+    URLSource,
     UserMsg,
 )
 from agent_core.model import ChatResponse, GeminiChatModel, ToolSchema, collect_response
@@ -487,3 +491,38 @@ async def test_agent_round_trip_keeps_the_signature(server: GeminiWireServer) ->
     response = next(p for p in parts if "functionResponse" in p)["functionResponse"]
     assert response["id"] == call["functionCall"]["id"]
     assert "Sunny in Oslo" in response["response"]["output"]
+
+
+async def test_formatter_media_hints_and_broken_call_input() -> None:
+    msgs = [
+        UserMsg(
+            "user",
+            [
+                TextBlock(text="Compare"),
+                DataBlock(source=Base64Source(data="aGk=", media_type="image/png")),
+                DataBlock(source=URLSource(url="https://x.test/a.jpg", media_type="image/jpeg")),
+                DataBlock(source=URLSource(url="file:///etc/passwd", media_type="image/png")),
+            ],
+        ),
+        AssistantMsg(
+            "assistant",
+            [
+                ToolCallBlock(id="c1", name="get_weather", input='{"city": "Os'),
+                ToolResultBlock(id="c1", name="get_weather", output="cut off"),
+                HintBlock(hint="Reminder: be brief."),
+            ],
+        ),
+    ]
+    user, model_turn, responses, hint = await GeminiChatFormatter().format(msgs)
+    assert user["parts"] == [
+        {"text": "Compare"},
+        {"inlineData": {"mimeType": "image/png", "data": "aGk="}},
+        {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://x.test/a.jpg"}},
+        {"text": "[image omitted: file:///etc/passwd]"},
+    ]
+    # A call cut off mid-stream still gives Gemini an object.
+    assert model_turn["parts"] == [
+        {"functionCall": {"id": "c1", "name": "get_weather", "args": {}}}
+    ]
+    assert responses["parts"][0]["functionResponse"]["response"] == {"output": "cut off"}
+    assert hint == {"role": "user", "parts": [{"text": "Reminder: be brief."}]}
