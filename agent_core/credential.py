@@ -206,6 +206,57 @@ class XAICredential(CredentialBase):
         return f"{host if '://' in host else 'https://' + host}/v1"
 
 
+class GeminiCredential(CredentialBase):
+    """An API key for the Google Gemini API (Google AI Studio)."""
+
+    type: Literal["gemini_credential"] = "gemini_credential"
+    api_key: str = Field(
+        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
+    )
+    base_url: str = Field(
+        default="https://generativelanguage.googleapis.com/v1beta",
+        min_length=1,
+        description="API root; `/models/<model>:generateContent` is appended.",
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {
+        "gemini_chat": "agent_core.model.gemini:GeminiChatModel"
+    }
+
+
+class OllamaCredential(CredentialBase):
+    """Where an Ollama server listens, and the key of one that asks for it (e.g. ollama.com)."""
+
+    type: Literal["ollama_credential"] = "ollama_credential"
+    host: str | None = Field(
+        default=None,
+        description="The Ollama server's URL (http://localhost:11434 when unset); a bare "
+        "`host:port` means http.",
+    )
+    api_key: str | None = Field(
+        default=None,
+        repr=False,
+        description="Secret API key, sent as a Bearer token (only servers that ask need one).",
+        json_schema_extra=_SECRET_SCHEMA,
+    )
+
+    chat_models: ClassVar[dict[str, str]] = {
+        "ollama_chat": "agent_core.model.ollama:OllamaChatModel"
+    }
+
+    @property
+    def base_url(self) -> str:
+        """The server's root URL: `host` with a scheme (and port 11434 when it has none)."""
+        host = (self.host or "").strip().rstrip("/") or "http://localhost:11434"
+        if "://" not in host:
+            host = f"http://{host}"
+        scheme, _, rest = host.partition("://")
+        netloc, slash, path = rest.partition("/")
+        if not netloc.rpartition("]")[2].count(":"):
+            netloc = f"{netloc}:{443 if scheme == 'https' else 11434}"
+        return f"{scheme}://{netloc}{slash}{path}"
+
+
 CREDENTIAL_TYPES: dict[str, type[CredentialBase]] = {}
 
 
@@ -252,6 +303,8 @@ for _shipped in (
     DeepSeekCredential,
     MoonshotCredential,
     XAICredential,
+    GeminiCredential,
+    OllamaCredential,
 ):
     register_credential(_shipped)
 

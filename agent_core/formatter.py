@@ -302,3 +302,24 @@ def _assistant(msg: Msg) -> list[dict[str, Any]]:
     if not step.is_empty():
         out.extend(step.emit())
     return out
+
+
+# Provider formatters built on the layout above (imported last: they subclass FormatterBase).
+from agent_core._gemini_formatter import (  # noqa: E402
+    GeminiChatFormatter,
+    GeminiMultiAgentFormatter,
+)
+from agent_core._ollama_formatter import (  # noqa: E402
+    OllamaChatFormatter,
+    OllamaMultiAgentFormatter,
+)
+
+__all__ = [
+    "FormatterBase",
+    "GeminiChatFormatter",
+    "GeminiMultiAgentFormatter",
+    "OllamaChatFormatter",
+    "OllamaMultiAgentFormatter",
+    "OpenAIChatFormatter",
+    "OpenAIMultiAgentFormatter",
+]

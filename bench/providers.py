@@ -17,15 +17,24 @@ from typing import Any
 
 import httpx
 
-from agent_core.credential import AnthropicCredential, DeepSeekCredential, OpenAICredential
+from agent_core.credential import (
+    AnthropicCredential,
+    DeepSeekCredential,
+    GeminiCredential,
+    OpenAICredential,
+)
 from agent_core.message import SystemMsg, UserMsg
 from agent_core.model import (
     AnthropicChatModel,
     DeepSeekChatModel,
+    GeminiChatModel,
+    OllamaChatModel,
     OpenAIChatModel,
     OpenAIResponseModel,
 )
 from agent_core.model.base import ChatModelBase
+from tests.support.gemini_server import GeminiReply, Text, Thought, sse_events
+from tests.support.ollama_server import OllamaReply, stream_lines
 from tests.support.openai_server import ScriptedReply, stream_frames
 from tests.support.wire_server import anthropic_events, responses_events, sse
 
@@ -48,6 +57,16 @@ def anthropic_body(n: int) -> tuple[bytes, int]:
 def responses_body(n: int) -> tuple[bytes, int]:
     events = responses_events(text=WORD * n, summary=WORD * n)
     return sse(events), len(events)
+
+
+def gemini_body(n: int) -> tuple[bytes, int]:
+    events = sse_events(GeminiReply([Thought(WORD * n), Text(WORD * n)], piece=len(WORD)), "m")
+    return b"".join(events), len(events)
+
+
+def ollama_body(n: int) -> tuple[bytes, int]:
+    lines = stream_lines(OllamaReply(thinking=WORD * n, content=WORD * n, piece=len(WORD)), "m")
+    return "".join(json.dumps(line) + "\n" for line in lines).encode(), len(lines)
 
 
 def client(body: bytes) -> httpx.AsyncClient:
@@ -73,6 +92,14 @@ CASES: dict[str, tuple[Callable[[int], tuple[bytes, int]], Callable[[httpx.Async
     "openai_response (reasoning)": (
         responses_body,
         lambda c: OpenAIResponseModel(OpenAICredential(api_key="k"), "m", client=c),
+    ),
+    "gemini_chat (thoughts)": (
+        gemini_body,
+        lambda c: GeminiChatModel(GeminiCredential(api_key="k"), "m", client=c),
+    ),
+    "ollama_chat (thinking, NDJSON)": (
+        ollama_body,
+        lambda c: OllamaChatModel(None, "m", client=c),
     ),
 }
 

@@ -17,7 +17,9 @@ from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema, collect
 from agent_core.model.card import ModelCard
 from agent_core.model.dashscope import DashScopeChatModel
 from agent_core.model.deepseek import DeepSeekChatModel
+from agent_core.model.gemini import GeminiChatModel
 from agent_core.model.moonshot import MoonshotChatModel
+from agent_core.model.ollama import OllamaChatModel
 from agent_core.model.openai import OpenAIChatModel
 from agent_core.model.openai_response import (
     OpenAIResponseFormatter,
@@ -37,8 +39,10 @@ __all__ = [
     "DashScopeChatModel",
     "DeepSeekChatModel",
     "FinishedReason",
+    "GeminiChatModel",
     "ModelCard",
     "MoonshotChatModel",
+    "OllamaChatModel",
     "OpenAIChatModel",
     "OpenAIResponseFormatter",
     "OpenAIResponseModel",

@@ -9,7 +9,7 @@ what was wrong, and is forced to call again.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jsonschema import SchemaError
@@ -22,6 +22,7 @@ from agent_core.errors import StructuredOutputError
 from agent_core.message import (
     AssistantMsg,
     Msg,
+    TextBlock,
     ToolCallBlock,
     ToolResultBlock,
     ToolResultState,
@@ -180,6 +181,54 @@ async def generate_structured_output(
         except StructuredOutputError as exc:
             failure = exc
             prompt += _repair_messages(response, call, str(exc), tool_name, name)
+            continue
+        return StructuredResponse(content=content, usage=usage, repairs=attempt)
+    attempts = max_repairs + 1
+    raise StructuredOutputError(
+        f"no valid structured output after {attempts} attempt(s); the last one failed: {failure}",
+        attempts=attempts,
+        raw=failure.raw,
+    ) from failure
+
+
+async def json_structured_output(
+    model: ChatModelBase,
+    messages: Sequence[Msg],
+    structured_model: StructuredModel,
+    request_fields: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    max_repairs: int = 1,
+    name: str = "assistant",
+) -> StructuredResponse:
+    """Have `model` answer `messages` with a JSON object as its text, in its native JSON mode.
+
+    For providers that constrain output to a JSON schema but cannot force a tool call.
+    `request_fields(schema)` gives the request fields that switch the mode on (e.g. Ollama's
+    `{"format": schema}`). An invalid answer is appended with a user message saying what was
+    wrong, and the model asked again, up to `max_repairs` times. `messages` is not modified.
+
+    Raises:
+        ValueError: `max_repairs` is negative, or the JSON schema is invalid.
+        StructuredOutputError: no answer validated; the message says why the last one failed.
+        ModelError: a model call failed.
+    """
+    if max_repairs < 0:
+        raise ValueError("max_repairs must not be negative")
+    schema = StructuredSchema(structured_model)
+    fields = request_fields(schema.json_schema)
+    prompt = list(messages)
+    usage = Usage()
+    for attempt in range(max_repairs + 1):
+        response = await collect_response(await model(prompt, **fields))
+        usage = _add_usage(usage, response.usage or Usage())
+        text = "".join(b.text for b in response.content if isinstance(b, TextBlock)).strip()
+        try:
+            content = schema.validate(text)
+        except StructuredOutputError as exc:
+            failure = exc
+            answer = [AssistantMsg(name, text)] if text else []
+            problem = f"{exc}\nAnswer again with only the corrected JSON object."
+            prompt += [*answer, UserMsg("user", problem)]
             continue
         return StructuredResponse(content=content, usage=usage, repairs=attempt)
     attempts = max_repairs + 1
