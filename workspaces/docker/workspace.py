@@ -297,7 +297,8 @@ class DockerWorkspace(LocalWorkspace):
             raise DockerUnavailable(
                 f"cannot start a container from image {self.image!r}: {exc.message}"
             ) from exc
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
+        # aiodocker asserts (ValueError under -O) when neither DOCKER_HOST nor a socket exists.
+        except (aiohttp.ClientError, OSError, ValueError, AssertionError) as exc:
             raise DockerUnavailable(f"cannot reach the Docker daemon: {exc}") from exc
 
     def _make_dirs(self) -> Path:
