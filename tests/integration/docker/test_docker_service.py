@@ -6,15 +6,14 @@ import json
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
-import aiodocker
 import httpx
 import pytest
 
 from actors.client import InProcessDispatcher, RuntimeClient
 from actors.settings import RuntimeSettings
 from serve.app import build_app
+from tests.integration.docker._helpers import containers
 from tests.support.api import chat_and_collect, make_session, tool_results
 from tests.support.asgi_server import served
 from tests.support.docker import DockerDaemon, image_mounts
@@ -61,18 +60,6 @@ async def api(settings: RuntimeSettings) -> AsyncIterator[httpx.AsyncClient]:
 def model() -> Iterator[OpenAIWireServer]:
     with OpenAIWireServer(default_text="done") as server:
         yield server
-
-
-async def containers(docker_url: str, agent_id: str) -> list[dict[str, Any]]:
-    """The running containers of the workspace `agent_id` names."""
-    docker = aiodocker.Docker(url=docker_url)
-    try:
-        found = await docker.containers.list(
-            filters={"label": [f"troupe.workspace={agent_id}"], "status": ["running"]}
-        )
-        return [dict(container._container) for container in found]
-    finally:
-        await docker.close()
 
 
 async def test_a_chat_turns_bash_call_runs_in_the_workspace_container(
