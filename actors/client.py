@@ -191,7 +191,9 @@ class RuntimeClient:
             redis_status = "ok"
         except (RedisError, OSError, TimeoutError) as exc:
             redis_status = f"unavailable: {type(exc).__name__}"
-        return {"redis": redis_status, "workspaces": workspace_health(self.settings)}
+        # A thread: checking a Docker daemon is a blocking round trip.
+        workspaces = await asyncio.to_thread(workspace_health, self.settings)
+        return {"redis": redis_status, "workspaces": workspaces}
 
     # records
     async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:

@@ -11,8 +11,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from actors.bus import DEFAULT_EVENT_LOG_MAXLEN, DEFAULT_INBOX_MAXLEN
 from actors.keys import DEFAULT_KEY_PREFIX
 from actors.team import SubAgentTemplate
+from workspaces.docker import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 
 _IMPORT_PATH = r"^[\w.]+:[\w.]+$"
+
+
+def parse_mounts(text: str) -> list[ReadOnlyMount]:
+    """Read-only mounts written `source[:target],...` (target default: the same path).
+
+    Raises:
+        ValidationError: A path is not absolute.
+    """
+    mounts = []
+    for entry in filter(None, (part.strip() for part in text.split(","))):
+        source, _, target = entry.partition(":")
+        mounts.append(ReadOnlyMount(source=source, target=target or source))
+    return mounts
 
 
 class RuntimeSettings(BaseModel):
@@ -92,6 +106,31 @@ class RuntimeSettings(BaseModel):
     workspace_network: bool = Field(
         default=False, description="Give sandboxed tools the network (default: none)."
     )
+    docker_url: str | None = Field(
+        default_factory=lambda: os.environ.get("TROUPE_DOCKER_URL") or None,
+        description="The Docker daemon of the `docker` backend (default: `DOCKER_HOST` or the "
+        "local socket of the node hosting the workspace).",
+    )
+    docker_image: str = Field(
+        default_factory=lambda: os.environ.get("TROUPE_DOCKER_IMAGE") or DEFAULT_IMAGE,
+        min_length=1,
+        description="The `docker` backend's image (built from workspaces/docker/Dockerfile).",
+    )
+    docker_python: str = Field(
+        default_factory=lambda: os.environ.get("TROUPE_DOCKER_PYTHON") or "python3",
+        min_length=1,
+        description="The image's interpreter running the tool host and the MCP gateway.",
+    )
+    docker_network: str | None = Field(
+        default_factory=lambda: os.environ.get("TROUPE_DOCKER_NETWORK") or None,
+        description="The Docker network workspace containers join (default: `none`, or "
+        "`bridge` with `workspace_network`); the host's and other containers' are refused.",
+    )
+    docker_mounts: list[ReadOnlyMount] = Field(
+        default_factory=lambda: parse_mounts(os.environ.get("TROUPE_DOCKER_MOUNTS", "")),
+        description="Host directories shown read-only in every workspace container; in the "
+        "environment comma-separated `source[:target]` (target default: the same path).",
+    )
     workspace_ttl: float = Field(
         default=3600.0, gt=0, description="Seconds an unused workspace stays open."
     )
@@ -123,3 +162,15 @@ class RuntimeSettings(BaseModel):
     @classmethod
     def _absolute(cls, value: str) -> str:
         return os.path.abspath(os.path.expanduser(value))
+
+    @field_validator("docker_network")
+    @classmethod
+    def _own_network(cls, value: str | None) -> str | None:
+        if value is not None:
+            DockerPolicy(network=value)  # refuses the host's and other containers' namespaces
+        return value
+
+    @field_validator("docker_mounts", mode="before")
+    @classmethod
+    def _mounts(cls, value: object) -> object:
+        return parse_mounts(value) if isinstance(value, str) else value

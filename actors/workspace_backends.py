@@ -10,7 +10,8 @@ from typing import Any
 from actors.settings import RuntimeSettings
 from workspaces import LocalWorkspace, LocalWorkspaceManager, WorkspaceManagerBase
 from workspaces._env import agent_environment
-from workspaces.errors import SandboxUnavailable
+from workspaces.docker import DockerPolicy, DockerWorkspaceManager, docker_unavailable
+from workspaces.errors import DockerUnavailable, SandboxUnavailable
 from workspaces.sandbox import SandboxPolicy, SandboxWorkspace, sandbox_available
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,8 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
 
     Raises:
         SandboxUnavailable: `sandbox` was asked for explicitly and cannot run here.
+        DockerUnavailable: `docker` was asked for and its daemon (as this node reaches it)
+            does not answer or lacks the image.
     """
     backend = settings.workspace_backend
     if backend == "auto":
@@ -39,6 +42,10 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
             raise SandboxUnavailable(f"workspace backend 'sandbox': {why}")
     if backend == "local":
         return "local", LOCAL_WARNING
+    if backend == "docker":
+        why = docker_unavailable(settings.docker_url, settings.docker_image)
+        if why is not None:
+            raise DockerUnavailable(f"workspace backend 'docker': {why}")
     return backend, None
 
 
@@ -46,7 +53,7 @@ def workspace_health(settings: RuntimeSettings) -> str:
     """The workspace backend as `/health` reports it: `ok (<backend>)`, a warning, or why not."""
     try:
         backend, warning = resolve_backend(settings)
-    except SandboxUnavailable as exc:
+    except (SandboxUnavailable, DockerUnavailable) as exc:
         return f"unavailable: {exc}"
     return f"warning ({backend}): {warning}" if warning else f"ok ({backend})"
 
@@ -55,12 +62,36 @@ def _local(workdir: Path, workspace_id: str, **options: Any) -> LocalWorkspace:
     return LocalWorkspace(workdir, workspace_id, env=agent_environment(str(workdir)), **options)
 
 
+def _docker(settings: RuntimeSettings) -> DockerWorkspaceManager:
+    """The `docker` backend's manager: a container per workspace, keyed as the service places.
+
+    `DockerWorkspaceManager` keys a workspace by user and by the session's workspace id or else
+    its agent id, which is `actors.workspace_service.placement_key`: each workspace has one
+    container, on the node its placement names.
+    """
+    network = settings.docker_network or ("bridge" if settings.workspace_network else "none")
+    return DockerWorkspaceManager(
+        settings.workspace_root,
+        ttl=settings.workspace_ttl,
+        policy=DockerPolicy(network=network),
+        image=settings.docker_image,
+        python=settings.docker_python,
+        mounts=settings.docker_mounts,
+        docker_url=settings.docker_url,
+    )
+
+
 def workspace_manager(settings: RuntimeSettings) -> WorkspaceManagerBase:
     """The workspace manager of the configured backend, under `settings.workspace_root`.
+
+    The `docker` backend's daemon is not checked here (`resolve_backend` does at start-up): it
+    may come and go, and opening a workspace while it is away fails saying so.
 
     Raises:
         SandboxUnavailable: the configured backend cannot run here.
     """
+    if settings.workspace_backend == "docker":
+        return _docker(settings)
     backend, warning = resolve_backend(settings)
     if warning:
         log.warning(warning)

@@ -24,3 +24,8 @@ class WorkspaceLimits(BaseModel):
     file_bytes: int = Field(default=1024 * MiB, gt=0, description="Largest file a tool writes.")
     open_files: int = Field(default=1024, gt=16, description="Open files per process.")
     tmp_bytes: int = Field(default=256 * MiB, gt=0, description="Size of the private /tmp.")
+    disk_bytes: int = Field(
+        default=4096 * MiB,
+        gt=0,
+        description="Disk the workspace directory may occupy (see `workspaces._quota`).",
+    )

@@ -17,6 +17,7 @@ its live MCP clients with `.mcp` whenever it lists them, and changes are made un
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -37,6 +38,8 @@ from workspaces.errors import WorkspaceClosed
 if TYPE_CHECKING:
     from agent_core.mcp import MCPClient
     from agent_core.mcp.client import Launcher
+
+log = logging.getLogger(__name__)
 
 MCP_FILE = ".mcp"
 DATA_DIR = "data"
@@ -112,6 +115,18 @@ class LocalWorkspace(WorkspaceBase):
         for name in (DATA_DIR, SESSIONS_DIR):
             (self.host_workdir / name).mkdir(exist_ok=True)
         self._skills.seed(self.skill_paths)
+
+    def _unplant(self) -> None:
+        """Remove symlinks standing in for the bookkeeping (planted while unsandboxed).
+
+        Isolating backends bind the bookkeeping read-only into their sandbox, and a bind follows
+        a symlink: one pointing elsewhere would show that place to the tools. Blocking.
+        """
+        for name in BOOKKEEPING:
+            path = self.host_workdir / name
+            if path.is_symlink():
+                log.warning("workspace %s: removing planted symlink %s", self.workspace_id, path)
+                path.unlink()
 
     async def close(self) -> None:
         """Disconnect every MCP server (stopping stdio server processes)."""

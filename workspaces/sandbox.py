@@ -29,7 +29,7 @@ from workspaces._cgroups import CgroupBudget
 from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
 from workspaces.errors import SandboxUnavailable
-from workspaces.limits import MiB, WorkspaceLimits
+from workspaces.limits import WorkspaceLimits
 from workspaces.local import BOOKKEEPING, LocalWorkspace
 from workspaces.toolhost import ToolHostProcess, toolhost_command
 
@@ -40,11 +40,6 @@ class SandboxPolicy(WorkspaceLimits):
     """What a sandboxed workspace may use."""
 
     network: bool = Field(default=False, description="Give tools the host's network.")
-    disk_bytes: int = Field(
-        default=4096 * MiB,
-        gt=0,
-        description="Disk the workspace directory may occupy (see `workspaces._quota`).",
-    )
 
 
 def sandbox_available() -> str | None:
@@ -159,18 +154,6 @@ class SandboxWorkspace(LocalWorkspace):
         self._host = self._tool_host()
         await asyncio.to_thread(self._unplant)
         await super().initialize()
-
-    def _unplant(self) -> None:
-        """Remove symlinks standing in for the workspace's bookkeeping (planted unsandboxed).
-
-        They are bound read-only into the sandbox, and a bind follows a symlink: one pointing
-        elsewhere would show that place to the tools.
-        """
-        for name in BOOKKEEPING:
-            path = self.host_workdir / name
-            if path.is_symlink():
-                log.warning("workspace %s: removing planted symlink %s", self.workspace_id, path)
-                path.unlink()
 
     def tool_executor(self) -> ToolExecutor:
         """Calls run in the sandbox's tool host."""

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import uuid
@@ -38,9 +39,15 @@ import redis
 
 from actors.embedded_redis import EmbeddedRedis
 from agent_core.message import ToolResultBlock
-from tests.support.workspace_backends import Isolation, WorkspaceBackend, backends
+from tests.support.workspace_backends import (
+    Isolation,
+    StartedBackends,
+    WorkspaceBackend,
+    WorkspaceFactory,
+    backends,
+)
 from tests.unit.agent_core.tools._helpers import Result, Runner
-from workspaces import WorkspaceBase
+from workspaces import LocalWorkspace
 from workspaces.sandbox import SandboxPolicy
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
@@ -109,14 +116,14 @@ class Scene:
 
     backend: WorkspaceBackend
     root: Path
-    mine: WorkspaceBase
-    theirs: WorkspaceBase
+    mine: LocalWorkspace
+    theirs: LocalWorkspace
     run: Runner
     listener: EmbeddedRedis
 
     @property
     def secret_file(self) -> Path:
-        return self.theirs.workdir / "secret.txt"
+        return self.theirs.host_workdir / "secret.txt"
 
     @property
     def server_key(self) -> Path:
@@ -132,7 +139,7 @@ class Scene:
         """Every file of the server's data outside tenant A's workspace, with its content."""
         found: dict[str, bytes | str] = {}
         for directory, dirs, files in os.walk(self.root):
-            if Path(directory) == self.mine.workdir:
+            if Path(directory) == self.mine.host_workdir:
                 dirs.clear()
                 continue
             for name in [*files, *dirs]:
@@ -155,24 +162,40 @@ class Scene:
         read = await self.call("Read", file_path=name)
         assert read.ok
         assert "fine" in read.text
-        assert (self.mine.workdir / name).read_text() == "fine\n"
+        assert (self.mine.host_workdir / name).read_text() == "fine\n"
+
+
+@pytest.fixture(scope="module")
+def started() -> Iterator[StartedBackends]:
+    """Each backend started once for the module, on its first probe (a daemon, an image)."""
+    with contextlib.ExitStack() as stack:
+        yield StartedBackends(stack)
+
+
+@pytest.fixture
+def backend(
+    request: pytest.FixtureRequest, started: StartedBackends
+) -> tuple[WorkspaceBackend, WorkspaceFactory]:
+    """The probed backend (a parameter) and its workspace factory."""
+    probed: WorkspaceBackend = request.param
+    return probed, started.factory(probed)
 
 
 @pytest.fixture
 async def scene(
-    request: pytest.FixtureRequest, tmp_path: Path, listener: EmbeddedRedis
+    backend: tuple[WorkspaceBackend, WorkspaceFactory], tmp_path: Path, listener: EmbeddedRedis
 ) -> AsyncIterator[Scene]:
-    backend: WorkspaceBackend = request.param
+    probed, create = backend
     spaces = tmp_path / ".troupe" / "workspaces"
     run_id = uuid.uuid4().hex[:8]
-    mine = backend.create(spaces / "tenant-a", f"tenant-a-{run_id}", POLICY)
-    theirs = backend.create(spaces / "tenant-b", f"tenant-b-{run_id}", POLICY)
+    mine = create(spaces / "tenant-a", f"tenant-a-{run_id}", POLICY)
+    theirs = create(spaces / "tenant-b", f"tenant-b-{run_id}", POLICY)
     await theirs.initialize()
     await mine.initialize()
-    (theirs.workdir / "secret.txt").write_text(f"{SECRET}\n")
+    (theirs.host_workdir / "secret.txt").write_text(f"{SECRET}\n")
     (tmp_path / ".troupe" / "server.key").write_text(f"{SECRET}\n")
     try:
-        yield Scene(backend, tmp_path, mine, theirs, Runner(*mine.builtin_tools()), listener)
+        yield Scene(probed, tmp_path, mine, theirs, Runner(*mine.builtin_tools()), listener)
     finally:
         await mine.close()
         await theirs.close()
@@ -180,7 +203,7 @@ async def scene(
 
 def probes(isolation: Isolation) -> pytest.MarkDecorator:
     """Run the test on every backend claiming `isolation` (`scene` is built for each)."""
-    return pytest.mark.parametrize("scene", backends(isolation), indirect=True)
+    return pytest.mark.parametrize("backend", backends(isolation), indirect=True)
 
 
 def assert_no_leak(*results: Result) -> None:
@@ -229,7 +252,7 @@ async def test_reading_another_tenant(scene: Scene, spelled: str) -> None:
 @probes(Isolation.FILES)
 @pytest.mark.parametrize("spelled", ["relative", "absolute"])
 async def test_writing_another_tenant(scene: Scene, spelled: str) -> None:
-    folder = "../tenant-b" if spelled == "relative" else str(scene.theirs.workdir)
+    folder = "../tenant-b" if spelled == "relative" else str(scene.theirs.host_workdir)
     before = scene.outside()
 
     results = [
@@ -252,7 +275,7 @@ async def test_writing_another_tenant(scene: Scene, spelled: str) -> None:
 @probes(Isolation.FILES)
 async def test_symlinks_pointing_out(scene: Scene) -> None:
     links = {
-        "peek": scene.theirs.workdir,
+        "peek": scene.theirs.host_workdir,
         "peek-secret": scene.secret_file,
         "key": scene.server_key,
         "shadow": Path("/etc/shadow"),
@@ -376,7 +399,7 @@ async def test_writes_outside_the_workspace_land_nowhere(scene: Scene) -> None:
         SERVER_HOME / name,
         REPO / name,
         scene.root / ".troupe" / name,
-        scene.mine.workdir.parent / name,
+        scene.mine.host_workdir.parent / name,
     ]
     assert not [t for t in targets if t.exists()]
     before = scene.outside()
@@ -511,7 +534,7 @@ async def test_files_are_bounded_in_size(scene: Scene) -> None:
 
     assert not dd.ok
     assert "File size limit exceeded" in dd.text
-    assert (scene.mine.workdir / "big").stat().st_size <= POLICY.file_bytes
+    assert (scene.mine.host_workdir / "big").stat().st_size <= POLICY.file_bytes
     assert not write.ok
     assert "File too large" in write.text
     assert (await scene.bash("rm -f big big2")).ok
@@ -573,7 +596,7 @@ async def test_scratch_space_is_bounded(scene: Scene, where: str) -> None:
 async def test_offloading_does_not_follow_planted_symlinks(scene: Scene) -> None:
     # The bookkeeping directories are read-only to tools: planting fails, and even if it had
     # worked the server's own writes must not land outside.
-    planted = await scene.bash(f"rm -rf sessions && ln -s {scene.theirs.workdir} sessions")
+    planted = await scene.bash(f"rm -rf sessions && ln -s {scene.theirs.host_workdir} sessions")
     assert not planted.ok
     before = scene.outside()
 
@@ -582,6 +605,32 @@ async def test_offloading_does_not_follow_planted_symlinks(scene: Scene) -> None
         await scene.mine.offload_tool_result("session-1", result)
 
     assert scene.outside() == before
+
+
+@probes(Isolation.FILES)
+async def test_bookkeeping_symlinks_planted_while_closed_are_removed(scene: Scene) -> None:
+    # Planted by whatever ran unsandboxed in the directory (the local backend, a restore):
+    # binding them into the sandbox would show their targets to the tools.
+    await scene.mine.close()
+    mcp, sessions = scene.mine.host_workdir / ".mcp", scene.mine.host_workdir / "sessions"
+    mcp.unlink()
+    mcp.symlink_to(scene.secret_file)
+    shutil.rmtree(sessions)
+    sessions.symlink_to(scene.theirs.host_workdir)
+    await scene.mine.initialize()
+    scene.run = Runner(*scene.mine.builtin_tools())
+    before = scene.outside()
+
+    shown = await scene.bash("cat .mcp; ls -la sessions")
+    result = ToolResultBlock(id="call-1", name="Bash", output="offloaded")
+    await scene.mine.offload_tool_result("session-1", result)
+
+    assert not mcp.is_symlink()
+    assert not sessions.is_symlink()
+    assert_no_leak(shown)
+    assert "secret.txt" not in shown.text
+    assert scene.outside() == before
+    await scene.still_works()
 
 
 @probes(Isolation.NETWORK)

@@ -28,9 +28,8 @@ from actors.embedded_redis import EmbeddedRedis
 from actors.keys import Keys
 from actors.settings import RuntimeSettings
 from serve import deployment
-from tests.support.api import USER, chat_and_collect, make_session
+from tests.support.api import USER, chat_and_collect, make_session, tool_results
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.sse import Frame
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis, pytest.mark.slow]
 
@@ -99,15 +98,6 @@ async def bypass_session(api: httpx.AsyncClient, model: OpenAIWireServer) -> tup
 
 def bash(command: str, call_id: str = "c1") -> ScriptedReply:
     return ScriptedReply(tool_calls=[(call_id, "Bash", {"command": command})])
-
-
-def tool_results(frames: list[Frame]) -> list[str]:
-    """The text of each TOOL_RESULT_END-folded result, as the stream carried it."""
-    texts: dict[str, list[str]] = {}
-    for frame in frames:
-        if frame.type == "TOOL_RESULT_TEXT_DELTA":
-            texts.setdefault(frame.data["tool_call_id"], []).append(frame.data["delta"])
-    return ["".join(parts) for parts in texts.values()]
 
 
 def placement(settings: RuntimeSettings) -> dict[str, str]:

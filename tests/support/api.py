@@ -106,3 +106,12 @@ async def wait_for_status(
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"session {session_id} never reached {status!r}; last: {last}")
+
+
+def tool_results(frames: list[Frame]) -> list[str]:
+    """The text of each TOOL_RESULT_END-folded result, as the stream carried it."""
+    texts: dict[str, list[str]] = {}
+    for frame in frames:
+        if frame.type == "TOOL_RESULT_TEXT_DELTA":
+            texts.setdefault(frame.data["tool_call_id"], []).append(frame.data["delta"])
+    return ["".join(parts) for parts in texts.values()]

@@ -4,9 +4,10 @@
 temporary directory, listening on a unix socket there) and stops it by pid. Nothing is pulled:
 ``build_test_image`` builds ``FROM scratch`` an image holding only a root skeleton (the
 ``/bin``-style links, a few ``/etc`` files); the host's ``/usr``, Python installation,
-virtualenv and this checkout are bind-mounted read-only at their own paths (`image_mounts`),
-and ``PYTHONPATH`` points at the checkout, so the container runs this code with this
-interpreter. A real deployment builds ``workspaces/docker/Dockerfile`` instead.
+virtualenv and Troupe's packages of this checkout (not the checkout's other files) are
+bind-mounted read-only at their own paths (`image_mounts`), and ``PYTHONPATH`` points at the
+checkout, so the container runs this code with this interpreter. A real deployment builds
+``workspaces/docker/Dockerfile`` instead.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from pathlib import Path
 import aiodocker
 import httpx
 
+from workspaces._bwrap import python_dirs
 from workspaces.docker import ReadOnlyMount
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_IMAGE = "troupe-workspace-test:latest"
+MCP_SERVERS = REPO / "tests" / "support" / "mcp_servers"
+"""The test MCP servers (the demo server), for tests running them in a container."""
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 30.0
 
@@ -126,7 +130,7 @@ def _skeleton() -> bytes:
                 link = tarfile.TarInfo(name)
                 link.type, link.linkname = tarfile.SYMTYPE, os.readlink(f"/{name}")
                 tar.addfile(link)
-        for name in ("usr", "sbin", "etc", "tmp", "proc", "sys", "dev", "run", "workspace", "home"):
+        for name in ("usr", "sbin", "etc", "tmp", "proc", "sys", "dev", "run", "workspace"):
             folder = tarfile.TarInfo(name)
             folder.type, folder.mode = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755
             tar.addfile(folder)
@@ -137,9 +141,9 @@ def _skeleton() -> bytes:
     return buffer.getvalue()
 
 
-def image_mounts() -> list[ReadOnlyMount]:
-    """The host directories the test image needs, read-only at their own paths."""
-    wanted = ["/usr", os.path.realpath(sys.base_prefix), sys.prefix, str(REPO)]
+def image_mounts(*extra: Path) -> list[ReadOnlyMount]:
+    """The host directories the test image needs, and `extra`, read-only at their own paths."""
+    wanted = ["/usr", sys.prefix, *python_dirs(), *map(str, extra)]
     kept: list[str] = []
     for path in sorted(set(wanted), key=len):
         if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):

@@ -4,6 +4,7 @@
 user's agent, torn down when idle). The image is built from `Dockerfile` beside this file.
 """
 
+from workspaces.docker.availability import docker_unavailable
 from workspaces.docker.manager import DockerWorkspaceManager
 from workspaces.docker.workspace import (
     CONTAINER_WORKDIR,
@@ -22,4 +23,5 @@ __all__ = [
     "DockerWorkspaceManager",
     "ReadOnlyMount",
     "container_config",
+    "docker_unavailable",
 ]

@@ -6,7 +6,10 @@ besides a private `/tmp`: the container has a read-only root, no capabilities, n
 only: `workdir`, working directories, offloaded files and skills are named under `/workspace`,
 so that what the model reads, what the permission checks compare and what the tools open
 agree (the host's layout never reaches the model). The bookkeeping (`.mcp`, skills, offloads)
-stays host-side on the same files, as in `LocalWorkspace`.
+stays host-side on the same files, as in `LocalWorkspace`, and the container sees it read-only
+(bound over the writable directory), so that the agent cannot plant a file or symlink the
+server then follows. The private `/dev` is read-only too, `/dev/shm` as small as `/tmp`, and a
+disk quota is kept around the calls that write (see `workspaces._quota`).
 
 Inside the container run two processes started with `docker exec`: the tool host (`python -m
 workspaces.toolhost`, spoken to over the exec's attached stdio) running the built-in tools,
@@ -45,12 +48,13 @@ from agent_core.tool import ToolBase
 from agent_core.tool.builtin.runner import workspace_tools
 from agent_core.tool.execution import ToolExecutor
 from workspaces._env import agent_environment
+from workspaces._quota import DiskQuota
 from workspaces.docker._exec import ExecChannel
 from workspaces.errors import DockerUnavailable, WorkspaceClosed, WorkspaceError
 from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
 from workspaces.gateway.protocol import SOCKET_NAME
 from workspaces.limits import WorkspaceLimits
-from workspaces.local import LocalWorkspace
+from workspaces.local import BOOKKEEPING, LocalWorkspace
 from workspaces.toolhost import ToolHost, ToolHostChannel, toolhost_command
 
 log = logging.getLogger(__name__)
@@ -68,6 +72,16 @@ _GATEWAY_START_TIMEOUT = 60.0
 # The status aiodocker gives a request that never reached the daemon.
 _UNREACHABLE = 900
 _GATEWAY_LOG_LINES = 20
+# Docker's default read-only paths, and the container's private /dev (its device nodes stay
+# usable; /dev/shm is a mount of its own and stays writable).
+_READONLY_PATHS = (
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+    "/dev",
+)
 
 
 class ReadOnlyMount(BaseModel):
@@ -120,7 +134,8 @@ def container_config(
     Args:
         image: The image (Python >= 3.11 with Troupe installed).
         workspace_id: Labels the container.
-        host_workdir: Mounted read-write at `/workspace`.
+        host_workdir: Mounted read-write at `/workspace`, its bookkeeping (`BOOKKEEPING`,
+            which must exist and not be symlinks) read-only over it.
         runtime_dir: Mounted read-write at `/run/troupe` (the gateway's socket).
         user: `uid:gid` of every process in the container.
         env: The container's whole environment (over the image's).
@@ -129,6 +144,7 @@ def container_config(
     """
     binds = [
         f"{host_workdir}:{CONTAINER_WORKDIR}:rw",
+        *(f"{host_workdir / name}:{CONTAINER_WORKDIR / name}:ro" for name in BOOKKEEPING),
         f"{runtime_dir}:{RUNTIME_DIR}:rw",
         *(f"{m.source}:{m.target}:ro" for m in mounts),
     ]
@@ -155,6 +171,8 @@ def container_config(
             "SecurityOpt": ["no-new-privileges"],
             "ReadonlyRootfs": True,
             "Tmpfs": {"/tmp": f"rw,nosuid,nodev,size={policy.tmp_bytes}"},
+            "ShmSize": policy.tmp_bytes,
+            "ReadonlyPaths": list(_READONLY_PATHS),
             "Init": True,
         },
     }
@@ -279,11 +297,15 @@ class DockerWorkspace(LocalWorkspace):
             raise DockerUnavailable(
                 f"cannot start a container from image {self.image!r}: {exc.message}"
             ) from exc
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
+        # aiodocker asserts (ValueError under -O) when neither DOCKER_HOST nor a socket exists.
+        except (aiohttp.ClientError, OSError, ValueError, AssertionError) as exc:
             raise DockerUnavailable(f"cannot reach the Docker daemon: {exc}") from exc
 
     def _make_dirs(self) -> Path:
-        self.host_workdir.mkdir(parents=True, exist_ok=True)
+        # The bookkeeping is bound read-only into the container: it must exist (Docker would
+        # create a missing source as a directory) and be no symlink (a bind follows it).
+        self._unplant()
+        self._prepare()
         return Path(tempfile.mkdtemp(prefix="troupe-gw-"))
 
     async def _start_gateway(self) -> None:
@@ -325,7 +347,10 @@ class DockerWorkspace(LocalWorkspace):
         if self._container is None:
             raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
         argv = toolhost_command(
-            self.python, agent_env=self.env, child_limits={"cpu": self.policy.cpu_seconds}
+            self.python,
+            agent_env=self.env,
+            limits={"as": self.policy.memory_bytes},
+            child_limits={"cpu": self.policy.cpu_seconds},
         )
         return await ExecChannel.start(
             self._container, argv, workdir=str(CONTAINER_WORKDIR), user=self.user
@@ -363,9 +388,13 @@ class DockerWorkspace(LocalWorkspace):
         return host
 
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
-        """The built-in tools bound to `working_directory(cwd)`, run inside the container."""
+        """The built-in tools bound to `working_directory(cwd)`, run inside the container.
+
+        The calls that write are kept within `policy.disk_bytes` (measured host-side).
+        """
         where = self.working_directory(cwd)
-        return [tool.bind(self.tool_executor()) for tool in workspace_tools(where)]
+        quota = DiskQuota(self.tool_executor(), self.host_workdir, self.policy.disk_bytes)
+        return [tool.bind(quota) for tool in workspace_tools(where)]
 
     async def close(self) -> None:
         """Disconnect the MCP servers, then remove the container (and an ephemeral directory)."""

@@ -30,3 +30,28 @@ async def inspect(docker_url: str, container_id: str) -> dict[str, Any]:
         return dict(container._container)
     finally:
         await docker.close()
+
+
+async def containers(docker_url: str, workspace_id: str) -> list[dict[str, Any]]:
+    """The running containers of the workspace `workspace_id`, as the daemon lists them."""
+    docker = aiodocker.Docker(url=docker_url)
+    try:
+        found = await docker.containers.list(
+            filters={"label": [f"troupe.workspace={workspace_id}"], "status": ["running"]}
+        )
+        return [dict(container._container) for container in found]
+    finally:
+        await docker.close()
+
+
+async def remove_containers(docker_url: str, workspace_id: str) -> None:
+    """Remove the workspace's containers (one a Ray actor opened and never closed)."""
+    docker = aiodocker.Docker(url=docker_url)
+    try:
+        found = await docker.containers.list(
+            all=True, filters={"label": [f"troupe.workspace={workspace_id}"]}
+        )
+        for container in found:
+            await container.delete(force=True, v=True)
+    finally:
+        await docker.close()

@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.docker import DockerDaemon, build_test_image, dockerd_unavailable, image_mounts
+from tests.support.docker import (
+    MCP_SERVERS,
+    DockerDaemon,
+    build_test_image,
+    dockerd_unavailable,
+    image_mounts,
+)
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +46,6 @@ def docker_options(docker_daemon: DockerDaemon, docker_image: str) -> dict[str, 
     return {
         "image": docker_image,
         "python": sys.executable,
-        "mounts": image_mounts(),
+        "mounts": image_mounts(MCP_SERVERS),
         "docker_url": docker_daemon.url,
     }

@@ -27,9 +27,17 @@ def test_the_container_is_locked_down() -> None:
     host = config["HostConfig"]
     assert host["Binds"] == [
         "/data/u/a:/workspace:rw",
+        # The bookkeeping the server reads and writes, read-only over the workspace.
+        "/data/u/a/.mcp:/workspace/.mcp:ro",
+        "/data/u/a/data:/workspace/data:ro",
+        "/data/u/a/skills:/workspace/skills:ro",
+        "/data/u/a/sessions:/workspace/sessions:ro",
         "/tmp/gw:/run/troupe:rw",
         "/opt/tools:/opt/tools:ro",
     ]
+    assert "/dev" in host["ReadonlyPaths"]
+    assert "/proc/sys" in host["ReadonlyPaths"]  # Docker's defaults are kept
+    assert host["ShmSize"] == policy.tmp_bytes
     assert host["NetworkMode"] == "none"
     assert host["CapDrop"] == ["ALL"]
     assert host["ReadonlyRootfs"] is True
