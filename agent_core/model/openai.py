@@ -208,7 +208,7 @@ class OpenAIChatModel(ChatModelBase):
         body = await self._body(model_name, messages, tools, tool_choice, kwargs)
         request = self._client.build_request(
             "POST",
-            f"{self.credential.base_url.rstrip('/')}/chat/completions",
+            self._url(),
             json=body,
             headers=self._headers(),
             timeout=httpx.Timeout(self.timeout),
@@ -232,6 +232,8 @@ class OpenAIChatModel(ChatModelBase):
                 retry_after=parse_retry_after(
                     response.headers, rate_limited=response.status_code == 429
                 ),
+                provider=self.type,
+                url=self._url(),
             )
         if self.stream:
             return self._deltas(response, started)
@@ -273,7 +275,9 @@ class OpenAIChatModel(ChatModelBase):
         finally:
             await response.aclose()
         if not (done or decoder.finished):
-            raise ModelConnectionError(f"{self.model}: the stream ended before [DONE]")
+            raise ModelConnectionError(
+                f"{self.model} ({self.type} POST {self._url()}): the stream ended before [DONE]"
+            )
         # Calls still unannounced, and the usage (OpenAI sends it after the last choice).
         yield self._delta(decoder, self._flush(decoder), self._usage(decoder, started))
 
@@ -284,6 +288,9 @@ class OpenAIChatModel(ChatModelBase):
         if decoder.response_id:
             delta.id = decoder.response_id
         return delta
+
+    def _url(self) -> str:
+        return f"{self.credential.base_url.rstrip('/')}/chat/completions"
 
     def _headers(self) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.credential.api_key}"}
@@ -324,5 +331,6 @@ class OpenAIChatModel(ChatModelBase):
 
     def _connection_failed(self, exc: httpx.TransportError) -> NoReturn:
         raise ModelConnectionError(
-            f"{self.model}: {type(exc).__name__}: {str(exc) or 'connection failed'}"
+            f"{self.model} ({self.type} POST {self._url()}): {type(exc).__name__}: "
+            f"{str(exc) or 'connection failed'}"
         ) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from importlib.metadata import PackageNotFoundError, version
 
 import click
@@ -16,6 +17,7 @@ from serve.cli_commands._settings import (
 from serve.cli_commands._target import Target, pass_target
 from serve.cli_commands.conversation import chat, logs
 from serve.cli_commands.resources import agent, credential, session
+from serve.client import APIError, ServerUnreachableError
 
 
 def _version() -> str:
@@ -57,12 +59,27 @@ def cli(ctx: click.Context, server: str | None, user: str | None) -> None:
 
 
 @cli.command()
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="SECONDS",
+    help="Wait up to SECONDS for the server to answer (e.g. while `troupe serve` starts).",
+)
 @pass_target
 @run
-async def status(target: Target) -> None:
+async def status(target: Target, wait: float) -> None:
     """Print the server's version and component health (exit 5 if degraded)."""
+    deadline = asyncio.get_running_loop().time() + wait
     async with target.client() as troupe:
-        health = await troupe.health()
+        while True:
+            try:
+                health = await troupe.health()
+                break
+            except (ServerUnreachableError, APIError):  # a starting Serve proxy may say 404/503
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+            await asyncio.sleep(0.5)
     click.echo(f"{target.server}: {health.status} (troupe {health.version})")
     for name, state in sorted(health.components.items()):
         click.echo(f"  {name}: {state}")

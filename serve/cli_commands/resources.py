@@ -84,7 +84,7 @@ async def credential_add(
         if api_key is None:
             raise BadUsage(f"environment variable {api_key_env} is not set")
     else:
-        api_key = click.prompt("API key", hide_input=True, default="", show_default=False)
+        api_key = click.prompt("API key", hide_input=True, default="", show_default=False, err=True)
     data: dict[str, Any] = {"type": kind, "api_key": api_key, "name": name}
     if base_url is not None:
         data["base_url"] = base_url
