@@ -1,8 +1,8 @@
 """A real local HTTP server speaking the OpenAI Chat Completions wire protocol, driven by a script.
 
 `GET /v1/models` lists one model (what a credential check calls). It listens on 127.0.0.1 in a
-background thread, so anything that can open a socket (this test,
-a Ray actor in another process) can call it::
+background thread, so anything that can open a socket (this test, a Ray actor in another
+process) can call it::
 
     with OpenAIWireServer() as srv:
         srv.push(ScriptedReply(text="hi"), ScriptedReply(tool_calls=[("c1", "bash", {"c": 1})]))
