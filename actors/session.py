@@ -306,12 +306,15 @@ class SessionRuntime:
             await self._bus.clear_running(sid, fence)
             await self._bus.append_event(sid, CustomEvent(name="session_updated"), fence)
             return True
-        await self._bus.append_event(sid, event, fence)
         if isinstance(event, _PARKING_EVENTS):
+            # Saved before it is announced: a client answering the request at once must find
+            # the reply parked.
             reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
             await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
+            await self._bus.append_event(sid, event, fence)
             await self._bus.clear_running(sid, fence)
             return True
+        await self._bus.append_event(sid, event, fence)
         if isinstance(event, _CHECKPOINT_EVENTS):
             await self._storage.commit_turn(sid, state, [], [], fence)
         return False

@@ -13,8 +13,10 @@ import builtins
 import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -33,6 +35,25 @@ if TYPE_CHECKING:
     from agent_core.model.card import ModelCard
 
 _SECRET_SCHEMA: dict[str, Any] = {"format": "password", "writeOnly": True}
+
+
+def _api_root(value: str) -> str:
+    """Refuse a base URL a request could not go to: it needs http(s) and a host."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"not a URL: {exc}") from exc
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("must start with http:// or https://, e.g. http://127.0.0.1:11434/v1")
+    if not host:
+        raise ValueError("has no host, e.g. http://127.0.0.1:11434/v1")
+    return value
+
+
+ApiRoot = Annotated[str, AfterValidator(_api_root)]
+"""An http(s) URL with a host: where a provider's API lives."""
 
 
 class CredentialBase(BaseModel):
@@ -98,7 +119,7 @@ class OpenAICredential(CredentialBase):
     api_key: str = Field(
         repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
     )
-    base_url: str = Field(
+    base_url: ApiRoot = Field(
         default="https://api.openai.com/v1",
         min_length=1,
         description="API root; `/chat/completions` is appended.",
@@ -118,7 +139,7 @@ class DashScopeCredential(CredentialBase):
     api_key: str = Field(
         repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
     )
-    base_url: str = Field(
+    base_url: ApiRoot = Field(
         default="https://dashscope.aliyuncs.com/compatible-mode/v1",
         min_length=1,
         description="The OpenAI-compatible API root; `/chat/completions` is appended.",

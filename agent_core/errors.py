@@ -36,19 +36,40 @@ class ModelError(AgentCoreError):
 
 
 class ModelHTTPError(ModelError):
-    """The provider answered with an HTTP error status."""
+    """The provider answered with an HTTP error status.
+
+    Attributes:
+        status: The HTTP status.
+        model: The model name.
+        body: The provider's answer.
+        retry_after: Seconds the provider asked to wait, if it said.
+        provider: Which provider answered (the chat model's `type`), when known.
+        url: The URL that was called, when known.
+    """
 
     def __init__(
-        self, status: int, model: str, body: str, retry_after: float | None = None
+        self,
+        status: int,
+        model: str,
+        body: str,
+        retry_after: float | None = None,
+        provider: str = "",
+        url: str = "",
     ) -> None:
-        super().__init__(status, model, body, retry_after)
+        super().__init__(status, model, body, retry_after, provider, url)
         self.status = status
         self.model = model
         self.body = body
         self.retry_after = retry_after
+        self.provider = provider
+        self.url = url
 
     def __str__(self) -> str:
-        return f"model {self.model!r} returned HTTP {self.status}: {self.body[:500]}"
+        where = " ".join(
+            part for part in (self.provider, f"POST {self.url}" if self.url else "") if part
+        )
+        where = f" ({where})" if where else ""
+        return f"model {self.model!r}{where} returned HTTP {self.status}: {self.body[:500]}"
 
 
 class ModelAuthError(ModelHTTPError):

@@ -1,4 +1,8 @@
-"""The `troupe` command: `troupe serve` runs the API on Ray with Redis (embedded by default)."""
+"""The `troupe` command: `troupe serve` runs the API on Ray with Redis (embedded by default).
+
+The other commands (`troupe agent|credential|session|chat|logs|status`) live in
+`serve.cli_commands`.
+"""
 
 from __future__ import annotations
 
@@ -109,6 +113,12 @@ def serve_command(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `troupe` console script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] != ["serve"]:
+        # Every other command talks to a running server over its HTTP API.
+        from serve.cli_commands import cli
+
+        cli.main(args=argv, prog_name="troupe")
     args = _parser().parse_args(argv)
     if args.command == "serve":
         try:

@@ -252,6 +252,16 @@ class ListCredentialsResponse(BaseModel):
     total: int
 
 
+class CredentialCheckResponse(BaseModel):
+    """`POST /credential/{id}/check`: what the provider answered one cheap call."""
+
+    ok: bool = Field(description="The provider answered with a success status.")
+    provider: str = Field(description="The credential type checked.")
+    url: str = Field(description="The URL called.")
+    status: int | None = Field(description="The provider's HTTP status; null if unreachable.")
+    message: str = Field(description="What the provider said, or why it could not be reached.")
+
+
 class ListCredentialSchemasResponse(BaseModel):
     """`GET /credential/schemas`: the JSON schema of each credential type."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 from agent_core._ids import new_id
 from agent_core.agent._config import ModelConfig
@@ -36,6 +37,8 @@ from agent_core.message import (
 from agent_core.middleware import ModelCallHandler, call_model
 from agent_core.model import ChatModelBase, ChatResponse, ChatUsage, ToolSchema
 from agent_core.model.base import is_retryable
+
+log = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
 """A response block as the model identifies it: (block type, block id)."""
@@ -184,7 +187,9 @@ async def reason(
                 async for event in _one_call(
                     reply_id, current, messages, offered, tool_choice, call
                 ):
-                    started = started or not isinstance(event, ModelCallStartEvent)
+                    started = started or not isinstance(
+                        event, ModelCallStartEvent | ModelCallEndEvent
+                    )
                     yield event
                 return
             except Exception as exc:
@@ -209,25 +214,41 @@ async def _one_call(
 ) -> AsyncIterator[AgentEvent]:
     yield ModelCallStartEvent(reply_id=reply_id, model_name=model.model)
     translator = _Translator(reply_id)
-    result = await call(
-        messages=messages, tools=tools, tool_choice=tool_choice, current_model=model
-    )
-    if isinstance(result, ChatResponse):
-        for event in translator.final(result):
-            yield event
-    else:
-        async for chunk in result:
-            for event in translator.final(chunk) if chunk.is_last else translator.delta(chunk):
+    try:
+        result = await call(
+            messages=messages, tools=tools, tool_choice=tool_choice, current_model=model
+        )
+        if isinstance(result, ChatResponse):
+            for event in translator.final(result):
                 yield event
+        else:
+            async for chunk in result:
+                for event in translator.final(chunk) if chunk.is_last else translator.delta(chunk):
+                    yield event
+            for event in translator.close():
+                yield event
+    except Exception as exc:
+        log.warning("model call failed: %s: %s", type(exc).__name__, exc)
+        # Every START gets its END, so a client can pair them; the wire format has no "error"
+        # reason, and the failure itself is reported by the retry or the reply's end.
         for event in translator.close():
             yield event
+        yield _call_end(reply_id, translator, "interrupted")
+        raise
+    yield _call_end(reply_id, translator, "completed")
+
+
+def _call_end(
+    reply_id: str, translator: _Translator, reason: Literal["completed", "interrupted"]
+) -> ModelCallEndEvent:
     usage = translator.usage or ChatUsage()
-    yield ModelCallEndEvent(
+    return ModelCallEndEvent(
         reply_id=reply_id,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_input_tokens=usage.cache_input_tokens,
         cache_creation_input_tokens=usage.cache_creation_input_tokens,
+        finished_reason=reason,
     )
 
 

@@ -125,7 +125,11 @@ class HTTPChatModel(ChatModelBase):
         self.formatter = formatter or self._default_formatter()
         self.timeout = timeout
         self.transport = HTTPTransport(
-            self._base_url(), self._auth_headers(), timeout=timeout, client=client
+            self._base_url(),
+            self._auth_headers(),
+            timeout=timeout,
+            client=client,
+            provider=self.type,
         )
 
     async def __aenter__(self) -> Self:

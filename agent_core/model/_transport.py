@@ -55,7 +55,13 @@ DONE = _Done()
 
 
 def http_error(
-    status: int, model: str, body: str, headers: httpx.Headers | None = None
+    status: int,
+    model: str,
+    body: str,
+    headers: httpx.Headers | None = None,
+    *,
+    provider: str = "",
+    url: str = "",
 ) -> ModelHTTPError:
     """Return the typed error for an HTTP error answer (see `agent_core.errors`).
 
@@ -64,6 +70,8 @@ def http_error(
         model: The model asked.
         body: The answer's body (the provider's error JSON, usually).
         headers: The answer's headers, read for `Retry-After` and rate-limit resets.
+        provider: Which provider answered, named in the message.
+        url: The URL that was called, named in the message.
     """
     retry_after = (
         parse_retry_after(headers, rate_limited=status == 429) if headers is not None else None
@@ -77,7 +85,7 @@ def http_error(
         cls = ModelContextLengthError if _CONTEXT_TOO_LONG.search(body) else ModelBadRequestError
     elif status >= 500:
         cls = ModelServerError
-    return cls(status, model, body, retry_after=retry_after)
+    return cls(status, model, body, retry_after=retry_after, provider=provider, url=url)
 
 
 def connection_error(model: str, exc: httpx.TransportError) -> ModelConnectionError:
@@ -166,6 +174,7 @@ class HTTPTransport:
         headers: Headers sent with every request (authentication, API version, ...).
         timeout: Seconds allowed for connecting and between received bytes.
         client: An httpx client to use (and not close); a private one is created otherwise.
+        provider: The provider's name, for error messages (e.g. `openai_chat`).
     """
 
     def __init__(
@@ -174,8 +183,10 @@ class HTTPTransport:
         headers: Mapping[str, str],
         timeout: float = 120.0,
         client: httpx.AsyncClient | None = None,
+        provider: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.provider = provider
         self.headers = dict(headers)
         self.timeout = timeout
         self._owns_client = client is None
@@ -224,7 +235,14 @@ class HTTPTransport:
             raise connection_error(model, exc) from exc
         finally:
             await response.aclose()
-        raise http_error(response.status_code, model, response.text, response.headers)
+        raise http_error(
+            response.status_code,
+            model,
+            response.text,
+            response.headers,
+            provider=self.provider,
+            url=self.base_url + path,
+        )
 
 
 async def read_json(response: httpx.Response, model: str) -> Any:

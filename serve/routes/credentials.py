@@ -6,10 +6,12 @@ from fastapi import APIRouter, Response
 from fastapi.exceptions import RequestValidationError
 
 from agent_core.credential import credential_json_schemas
+from serve import credential_check
 from serve.deps import Runtime, UserId
 from serve.schemas import (
     CreateCredentialRequest,
     CreateCredentialResponse,
+    CredentialCheckResponse,
     CredentialView,
     ListCredentialSchemasResponse,
     ListCredentialsResponse,
@@ -61,6 +63,19 @@ async def update_credential(
         error = {"type": "value_error", "loc": ("body", "data"), "msg": str(exc)}
         raise RequestValidationError([error]) from exc
     return CredentialView.of(await runtime.update_credential(user, credential_id, data))
+
+
+@router.post("/{credential_id}/check")
+async def check_credential(
+    credential_id: str, user: UserId, runtime: Runtime
+) -> CredentialCheckResponse:
+    """Try the credential once against its provider (lists its models: no tokens spent)."""
+    stored = await runtime.get_credential(user, credential_id)
+    try:
+        return await credential_check.check_credential(stored.data)
+    except ValueError as exc:
+        error = {"type": "value_error", "loc": ("path", "credential_id"), "msg": str(exc)}
+        raise RequestValidationError([error]) from exc
 
 
 @router.delete("/{credential_id}", status_code=204)

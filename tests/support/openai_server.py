@@ -1,7 +1,8 @@
 """A real local HTTP server speaking the OpenAI Chat Completions wire protocol, driven by a script.
 
-It listens on 127.0.0.1 in a background thread, so anything that can open a socket (this test,
-a Ray actor in another process) can call it::
+`GET /v1/models` lists one model (what a credential check calls). It listens on 127.0.0.1 in a
+background thread, so anything that can open a socket (this test, a Ray actor in another
+process) can call it::
 
     with OpenAIWireServer() as srv:
         srv.push(ScriptedReply(text="hi"), ScriptedReply(tool_calls=[("c1", "bash", {"c": 1})]))
@@ -183,6 +184,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.server.owner._record(RecordedRequest(self.path, headers, {}))
+        if self.path.rstrip("/") != "/v1/models":
+            self._json(404, {"error": {"message": "Not found", "type": "invalid_request_error"}})
+            return
+        model = {"id": "gpt-test", "object": "model", "created": 0, "owned_by": "troupe"}
+        self._json(200, {"object": "list", "data": [model]})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
