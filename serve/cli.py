@@ -84,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
         "--log-level",
         choices=LOG_LEVELS,
         default="warning",
-        help="what Troupe, Ray and Serve log",
+        help="what Troupe, Ray and Serve log; info and debug also show the output of Ray's "
+        "workers and raylet (otherwise only in Ray's session logs)",
     )
     run.add_argument(
         "--access-log",
@@ -125,28 +126,25 @@ def _url_host(host: str) -> str:
 
 
 def _wait_until_served(base_url: str, listener: StartingListener) -> dict[str, Any]:
-    """Wait for the application, then for its `/health` through Serve's proxy.
-
-    The placeholder and the proxy share the port until then (both SO_REUSEPORT), so an answer
-    that is not the placeholder's is the proxy's: the placeholder closes at that moment.
-    """
+    """Wait for the application to run, hand the port to Serve's proxy, wait for `/health`."""
     import httpx
 
     from serve import deployment
 
-    while True:
-        state = deployment.status()
+    while (state := deployment.status()) != "RUNNING":
         if state in ("DEPLOY_FAILED", "UNHEALTHY"):
             message = deployment.failure().strip().splitlines()
             raise StartupError(f"the API did not deploy: {message[-1] if message else state}")
-        if state == "RUNNING":
-            try:
-                body: dict[str, Any] = httpx.get(f"{base_url}/health", timeout=5).json()
-            except (httpx.HTTPError, ValueError):
-                body = {}
-            if body and body.get("status") != "starting":
-                listener.close()
+        time.sleep(_READY_POLL_S)
+    listener.close()
+    while True:
+        try:
+            response = httpx.get(f"{base_url}/health", timeout=5)
+            if response.status_code == 200:
+                body: dict[str, Any] = response.json()
                 return body
+        except (httpx.HTTPError, ValueError):
+            pass
         time.sleep(_READY_POLL_S)
 
 
@@ -155,10 +153,18 @@ def _start_ray(args: argparse.Namespace, namespace: str) -> str | None:
     import ray
 
     level = args.log_level.upper()
+    # Worker and raylet output (in Ray's session logs anyway) reaches this console only when
+    # asked for: by default it is per-actor noise and a raylet line on every clean stop.
+    verbose = args.log_level in ("debug", "info")
     if args.ray_address:
         wait_for_ray_address(args.ray_address, args.ray_timeout)
         try:
-            context = ray.init(address=args.ray_address, namespace=namespace, logging_level=level)
+            context = ray.init(
+                address=args.ray_address,
+                namespace=namespace,
+                logging_level=level,
+                log_to_driver=verbose,
+            )
         except ConnectionError as exc:
             raise StartupError(f"cannot join Ray at {args.ray_address}: {exc}") from exc
     else:
@@ -168,9 +174,8 @@ def _start_ray(args: argparse.Namespace, namespace: str) -> str | None:
             include_dashboard=args.dashboard,
             dashboard_host=args.host,
             logging_level=level,
+            log_to_driver=verbose,
         )
-    # Serve's driver-side logger has its own level; the proxy/replica ones follow `deploy`.
-    logging.getLogger("ray.serve").setLevel(level)
     url: str | None = context.dashboard_url
     return url or None
 
@@ -231,7 +236,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
 
     _progress(4, f"deploying the API ({args.replicas} replica(s), tools: {backend})", listener)
     middlewares = [cors_middleware(args.cors_origins)] if args.cors_origins else []
-    stack.callback(deployment.shutdown)
+    stack.callback(deployment.shutdown if args.ray_address else deployment.remove)
     deployment.deploy(
         settings,
         args.host,

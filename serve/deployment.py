@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI
 from ray import serve
+from ray.serve._private.constants import SERVE_LOGGER_NAME
 from ray.serve.schema import LoggingConfig
 from starlette.middleware import Middleware
 
@@ -67,6 +69,8 @@ def deploy(
     with `access_log`). Returns once the application is submitted; `status` tells when it runs.
     """
     logging_config = LoggingConfig(log_level=log_level, enable_access_log=access_log)
+    # Serve's logger in this process is set up (at INFO) when `ray.serve` is imported.
+    logging.getLogger(SERVE_LOGGER_NAME).setLevel(log_level)
     serve.start(
         proxy_location=proxy_location,
         http_options={"host": host, "port": port},
@@ -91,3 +95,12 @@ def failure() -> str:
 def shutdown() -> None:
     """Tear down the Serve application and proxy."""
     serve.shutdown()
+
+
+def remove() -> None:
+    """Delete the application (its replicas shut down gracefully), leaving Serve running.
+
+    Before `ray.shutdown()` of a Ray this process started, this is the clean stop:
+    `shutdown()` also makes the controller kill itself, which Ray reports as a failed task.
+    """
+    serve.delete(APP_NAME)

@@ -3,18 +3,23 @@
 - `claim_port` fails at once, in one line, when something already listens on host:port;
 - `StartingListener` answers every request on that port with 503 and a JSON body
   `{"status": "starting", "step": ...}` while Redis, Ray and Serve start. Its socket has
-  SO_REUSEPORT, as Serve's proxy has, so the proxy binds next to it and the placeholder closes
-  once the proxy has served a green `/health`: no moment without an answer;
+  SO_REUSEPORT, as Serve's proxy has, so the proxy binds next to it; a one-instruction socket
+  filter sends every new connection to the first socket of the port (the placeholder), so
+  Serve's proxy gets none while it has no routes yet (it would answer a plain 404). Closing
+  the placeholder hands the port over: no moment without an answer;
 - `wait_for_ray_address` bounds the wait for a cluster to join (`ray.init` alone retries for
   minutes).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import errno
 import json
 import os
 import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 _PROBE_INTERVAL_S = 0.5
+# Linux: SO_ATTACH_REUSEPORT_CBPF, and a classic BPF program `ret #0` (BPF_RET|BPF_K): pick the
+# port's first socket for every new connection.
+_SO_ATTACH_REUSEPORT_CBPF = 51
+_BPF_RET_FIRST = struct.pack("HBBI", 0x06, 0, 0, 0)
 
 
 class StartupError(RuntimeError):
@@ -97,6 +106,19 @@ class _Server(ThreadingHTTPServer):
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         super().server_bind()
+        _steer_to_first(self.socket)
+
+
+def _steer_to_first(sock: socket.socket) -> None:
+    """Send the port's new connections to its first socket (here, the first bound: this one).
+
+    Without the filter (another kernel) the proxy would take a share of them early; harmless
+    but for plain 404s while it has no routes.
+    """
+    program = ctypes.create_string_buffer(_BPF_RET_FIRST)
+    fprog = struct.pack("@HP", 1, ctypes.addressof(program))
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, _SO_ATTACH_REUSEPORT_CBPF, fprog)
 
 
 class _StartingHandler(BaseHTTPRequestHandler):
