@@ -14,7 +14,6 @@ Generate a key with
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import hmac
 import logging
@@ -29,6 +28,11 @@ from actors.keys import Keys
 from agent_core.credential import CredentialBase
 
 log = logging.getLogger(__name__)
+
+GENERATED_KEY_WARNING = (
+    "TROUPE_SECRET_KEY is unset: credentials are encrypted with a key kept in Redis "
+    "(fine for development; set TROUPE_SECRET_KEY in production)"
+)
 
 C = TypeVar("C", bound=CredentialBase)
 
@@ -64,9 +68,12 @@ class SecretBox:
         if secret_key:
             return cls(secret_key)
         # NX: of several replicas starting at once, the first one's key wins for all.
-        await redis.set(keys.secret_key(), Fernet.generate_key(), nx=True)
+        created = await redis.set(keys.secret_key(), Fernet.generate_key(), nx=True)
         stored = await redis.get(keys.secret_key())
-        _warn_generated_key()
+        if created:
+            # Only where the key is made: every session process opens the box, and `troupe
+            # serve` says it once at start-up (GENERATED_KEY_WARNING).
+            log.warning(GENERATED_KEY_WARNING)
         return cls(stored.decode())
 
     def encrypt(self, plaintext: str) -> str:
@@ -124,12 +131,3 @@ class SecretBox:
 def _mac(key: bytes, purpose: str, message: bytes) -> bytes:
     derived = hmac.new(key, f"troupe:{purpose}".encode(), hashlib.sha256).digest()
     return hmac.new(derived, message, hashlib.sha256).digest()
-
-
-@functools.cache
-def _warn_generated_key() -> None:
-    # Once per process: every session runtime builds its own storage.
-    log.warning(
-        "TROUPE_SECRET_KEY is unset: credentials are encrypted with a key kept in Redis "
-        "(fine for development; set TROUPE_SECRET_KEY in production)"
-    )

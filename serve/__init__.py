@@ -1,9 +1,28 @@
-"""serve: Troupe's HTTP API — the FastAPI app (`create_app`), its Serve deployment and the CLI."""
+"""serve: Troupe's HTTP API — the FastAPI app (`create_app`), its Serve deployment and the CLI.
 
-from actors.team import SubAgentTemplate
-from serve.agui import AGUIProtocolMiddleware
-from serve.app import build_app, cors_middleware, create_app
-from serve.protocol import ProtocolMiddlewareBase
+The names load on first use: `troupe serve` answers on its port before FastAPI and the runtime
+are imported (see `serve.startup`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from actors.team import SubAgentTemplate
+    from serve.agui import AGUIProtocolMiddleware
+    from serve.app import build_app, cors_middleware, create_app
+    from serve.protocol import ProtocolMiddlewareBase
+
+_SOURCES = {
+    "SubAgentTemplate": "actors.team",
+    "AGUIProtocolMiddleware": "serve.agui",
+    "ProtocolMiddlewareBase": "serve.protocol",
+    "build_app": "serve.app",
+    "cors_middleware": "serve.app",
+    "create_app": "serve.app",
+}
 
 __all__ = [
     "AGUIProtocolMiddleware",
@@ -13,3 +32,9 @@ __all__ = [
     "cors_middleware",
     "create_app",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCES:
+        raise AttributeError(f"module 'serve' has no attribute {name!r}")
+    return getattr(importlib.import_module(_SOURCES[name]), name)

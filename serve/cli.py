@@ -7,44 +7,66 @@ The other commands (`troupe agent|credential|session|chat|logs|status`) live in
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
 import threading
+import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
-from actors.embedded_redis import EmbeddedRedis
-from actors.settings import RuntimeSettings
-from actors.workspace_backends import resolve_backend
-from workspaces import WorkspaceError
+from serve.startup import StartingListener, StartupError, claim_port, wait_for_ray_address
 
 CORS_ENV = "TROUPE_CORS_ORIGINS"
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_STEPS = 4
+_READY_POLL_S = 0.5
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="troupe", description="Troupe agent service.")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("serve", help="serve the REST/SSE API on Ray Serve")
-    run.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
+    run = commands.add_parser(
+        "serve",
+        help="serve the REST/SSE API on Ray Serve",
+        description="Serve the REST/SSE API on Ray Serve, with Redis (embedded by default).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    run.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP bind address; a local Ray listens on this host only when it is a loopback "
+        "address (otherwise Ray listens on all interfaces)",
+    )
     run.add_argument("--port", type=int, default=8000, help="HTTP port")
     run.add_argument(
         "--redis-url",
         default=os.environ.get("TROUPE_REDIS_URL"),
-        help="Redis to use (default: start an embedded redis-server)",
+        help="Redis to use; unset: start an embedded redis-server (TROUPE_REDIS_URL)",
     )
     run.add_argument(
         "--ray-address",
         default=os.environ.get("RAY_ADDRESS"),
-        help="Ray cluster to join (default: start a local Ray)",
+        help="Ray cluster to join (host:port or auto); unset: start a local Ray (RAY_ADDRESS)",
+    )
+    run.add_argument(
+        "--ray-timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for --ray-address to answer",
     )
     run.add_argument("--replicas", type=int, default=1, help="API replicas")
     run.add_argument(
         "--workspace-backend",
         choices=["auto", "sandbox", "docker", "e2b", "local"],
         default=os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
-        help="where agents' tools run (default auto: sandbox where bubblewrap exists, else "
-        "local with a warning)",
+        help="where agents' tools run (auto: sandbox where bubblewrap exists, else "
+        "local with a warning; TROUPE_WORKSPACE_BACKEND)",
     )
     run.add_argument(
         "--cors-origin",
@@ -59,7 +81,25 @@ def _parser() -> argparse.ArgumentParser:
         "--data-dir",
         type=Path,
         default=Path(".troupe"),
-        help="where the embedded redis-server keeps its data",
+        help="the server's own data: the embedded redis-server keeps its append-only file in "
+        "DATA_DIR/redis, locked so that one server at a time uses it",
+    )
+    run.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="what Troupe, Ray and Serve log; info and debug also show the output of Ray's "
+        "workers and raylet (otherwise only in Ray's session logs)",
+    )
+    run.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log a line per HTTP request",
+    )
+    run.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="run Ray's dashboard (local Ray only), on --host port 8265",
     )
     return parser
 
@@ -73,42 +113,162 @@ def _wait_for_signal() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
+    # A second Ctrl-C while stopping must not cut the clean-up short with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _progress(number: int, text: str, listener: StartingListener | None = None) -> None:
+    print(f"[{number}/{_STEPS}] {text}", flush=True)
+    if listener is not None:
+        listener.step(text)
+
+
+def _url_host(host: str) -> str:
+    """The host to put in a URL for `host` (all-interfaces binds are reached on loopback)."""
+    reachable = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return f"[{reachable}]" if ":" in reachable else reachable
+
+
+def _wait_until_served(base_url: str, listener: StartingListener) -> dict[str, Any]:
+    """Wait for the application to run, hand the port to Serve's proxy, wait for `/health`."""
+    import httpx
+
+    from serve import deployment
+
+    while (state := deployment.status()) != "RUNNING":
+        if state in ("DEPLOY_FAILED", "UNHEALTHY"):
+            message = deployment.failure().strip().splitlines()
+            raise StartupError(f"the API did not deploy: {message[-1] if message else state}")
+        time.sleep(_READY_POLL_S)
+    listener.close()
+    while True:
+        try:
+            response = httpx.get(f"{base_url}/health", timeout=5)
+            if response.status_code == 200:
+                body: dict[str, Any] = response.json()
+                return body
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(_READY_POLL_S)
+
+
+def _start_ray(args: argparse.Namespace, namespace: str) -> str | None:
+    """Start or join Ray; return the dashboard's address when it runs."""
+    import ray
+
+    level = args.log_level.upper()
+    # Worker and raylet output (in Ray's session logs anyway) reaches this console only when
+    # asked for: by default it is per-actor noise and a raylet line on every clean stop.
+    verbose = args.log_level in ("debug", "info")
+    if args.ray_address:
+        wait_for_ray_address(args.ray_address, args.ray_timeout)
+        try:
+            context = ray.init(
+                address=args.ray_address,
+                namespace=namespace,
+                logging_level=level,
+                log_to_driver=verbose,
+            )
+        except ConnectionError as exc:
+            raise StartupError(f"cannot join Ray at {args.ray_address}: {exc}") from exc
+    else:
+        context = ray.init(
+            address="local",
+            namespace=namespace,
+            include_dashboard=args.dashboard,
+            dashboard_host=args.host,
+            logging_level=level,
+            log_to_driver=verbose,
+        )
+    url: str | None = context.dashboard_url
+    return url or None
 
 
 def serve_command(args: argparse.Namespace) -> None:
-    """Start (or join) Redis and Ray, deploy the API, and run until interrupted."""
+    """Start (or join) Redis and Ray, deploy the API, and run until interrupted.
+
+    The port is claimed first and answers `{"status": "starting"}` until the API serves; the
+    runtime's modules are imported only then (they take seconds).
+    """
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if args.host in _LOOPBACK and not args.ray_address:
+        # Ray then takes the loopback address as the node's (as it does on macOS), so its GCS,
+        # raylet, agents and workers listen on 127.0.0.1 only. Read when `ray` is imported.
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    with ExitStack() as stack:
+        _progress(1, f"claiming {args.host}:{args.port}")
+        claim_port(args.host, args.port)
+        listener = StartingListener(args.host, args.port)
+        stack.callback(listener.close)
+        from actors.embedded_redis import EmbeddedRedisError
+        from workspaces import WorkspaceError
+
+        try:
+            _serve(args, stack, listener)
+        except (EmbeddedRedisError, WorkspaceError) as exc:
+            raise StartupError(str(exc).splitlines()[0]) from exc
+
+
+def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListener) -> None:
+    from actors.crypto import GENERATED_KEY_WARNING
+    from actors.embedded_redis import EmbeddedRedis
+    from actors.settings import RuntimeSettings
+    from actors.workspace_backends import resolve_backend
+
+    redis_url = args.redis_url
+    if redis_url:
+        _progress(2, "using Redis at " + redis_url.split("@")[-1], listener)
+    else:
+        _progress(2, f"starting redis-server (data in {args.data_dir / 'redis'})", listener)
+        redis_url = stack.enter_context(EmbeddedRedis(data_dir=args.data_dir / "redis")).url
+    settings = RuntimeSettings.from_env(redis_url).model_copy(
+        update={"workspace_backend": args.workspace_backend}
+    )
+    backend, warning = resolve_backend(settings)
+    if warning:
+        print(f"WARNING: {warning}", file=sys.stderr, flush=True)
+    if settings.secret_key is None:
+        print(f"WARNING: {GENERATED_KEY_WARNING}", file=sys.stderr, flush=True)
+    where = f"joining Ray at {args.ray_address}" if args.ray_address else "starting Ray"
+    _progress(3, where, listener)
     import ray
 
+    dashboard_url = _start_ray(args, settings.namespace)
+    stack.callback(ray.shutdown)
     from serve import deployment
     from serve.app import cors_middleware
 
-    with ExitStack() as stack:
-        redis_url = args.redis_url
-        if not redis_url:
-            args.data_dir.mkdir(parents=True, exist_ok=True)
-            redis = stack.enter_context(EmbeddedRedis(data_dir=args.data_dir / "redis"))
-            redis_url = redis.url
-            print(f"embedded redis-server on {redis_url}", flush=True)
-        settings = RuntimeSettings.from_env(redis_url).model_copy(
-            update={"workspace_backend": args.workspace_backend}
-        )
-        backend, warning = resolve_backend(settings)
-        print(f"workspace backend: {backend}", flush=True)
-        if warning:
-            print(f"WARNING: {warning}", file=sys.stderr, flush=True)
-        if args.ray_address:
-            ray.init(address=args.ray_address, namespace=settings.namespace)
-        else:
-            ray.init(address="local", include_dashboard=False, namespace=settings.namespace)
-        stack.callback(ray.shutdown)
-        middlewares = [cors_middleware(args.cors_origins)] if args.cors_origins else []
-        deployment.deploy(
-            settings, args.host, args.port, args.replicas, extra_middlewares=middlewares
-        )
-        stack.callback(deployment.shutdown)
-        print(f"Troupe API listening on http://{args.host}:{args.port}", flush=True)
-        _wait_for_signal()
-        print("shutting down", flush=True)
+    _progress(4, f"deploying the API ({args.replicas} replica(s), tools: {backend})", listener)
+    middlewares = [cors_middleware(args.cors_origins)] if args.cors_origins else []
+    stack.callback(deployment.shutdown if args.ray_address else deployment.remove)
+    deployment.deploy(
+        settings,
+        args.host,
+        args.port,
+        args.replicas,
+        extra_middlewares=middlewares,
+        log_level=args.log_level.upper(),
+        access_log=args.access_log,
+    )
+    base_url = f"http://{_url_host(args.host)}:{args.port}"
+    health = _wait_until_served(base_url, listener)
+    _banner(base_url, health, dashboard_url)
+    _wait_for_signal()
+    print("shutting down", flush=True)
+
+
+def _banner(base_url: str, health: dict[str, Any], dashboard_url: str | None) -> None:
+    if health.get("status") != "ok":
+        print(f"WARNING: /health is {health.get('status')}: {health.get('components')}", flush=True)
+    lines = [
+        f"Troupe API listening on {base_url}",
+        f"  API     {base_url}/",
+        f"  docs    {base_url}/docs",
+        f"  health  {base_url}/health",
+        f"  console {'http://' + dashboard_url if dashboard_url else 'off (--dashboard)'}",
+        "Press Ctrl-C to stop.",
+    ]
+    print("\n".join(lines), flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,9 +283,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "serve":
         try:
             serve_command(args)
-        except WorkspaceError as exc:
+        except StartupError as exc:
             print(f"troupe: {exc}", file=sys.stderr, flush=True)
-            raise SystemExit(2) from exc
+            raise SystemExit(2) from None
+        except KeyboardInterrupt:
+            print("troupe: interrupted", file=sys.stderr, flush=True)
+            raise SystemExit(130) from None
     sys.exit(0)
 
 

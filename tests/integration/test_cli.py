@@ -6,8 +6,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -102,3 +105,212 @@ def test_ctrl_c_stops_api_ray_and_embedded_redis(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# -- start-up and shutdown as a user meets them ----------------------------------------------
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("TROUPE_REDIS_URL", "RAY_ADDRESS")}
+
+
+def _serve_cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "serve.cli", "serve", *args]
+
+
+def _run_fails(*args: str) -> tuple[int, str]:
+    done = subprocess.run(
+        _serve_cli(*args), capture_output=True, text=True, env=_clean_env(), timeout=120
+    )
+    return done.returncode, done.stderr
+
+
+class _Server:
+    """A `troupe serve` child whose output is collected by a thread."""
+
+    def __init__(self, port: int, data_dir: Path) -> None:
+        self.port = port
+        self.data_dir = data_dir
+        self.process = subprocess.Popen(
+            _serve_cli("--port", str(port), "--data-dir", str(data_dir)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_clean_env(),
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def saw(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(timeout=90)
+        self._reader.join(timeout=10)
+        return code
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_Server, list[Any]]]:
+    """One server for the module, with what `/health` answered while it was starting."""
+    server = _Server(find_free_port(), tmp_path_factory.mktemp("serve") / "data")
+    during_startup: list[Any] = []
+    try:
+        _wait_for(lambda: server.saw("[1/4]") or server.process.poll() is not None, 60, "[1/4]")
+        url = f"http://127.0.0.1:{server.port}/health"
+
+        def ready() -> bool:
+            try:
+                response = httpx.get(url, timeout=2)
+            except httpx.HTTPError:
+                return False
+            if response.status_code != 200:
+                during_startup.append((response.status_code, response.json()))
+            return server.saw("Press Ctrl-C to stop")
+
+        _wait_for(ready, 180, "the banner")
+        yield server, during_startup
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+def test_health_answers_json_from_the_start_and_a_banner_follows(
+    started: tuple[_Server, list[Any]],
+) -> None:
+    server, during_startup = started
+    assert during_startup, "no answer was seen before the API served"
+    status, body = during_startup[0]
+    assert status == 503
+    assert body["status"] == "starting"
+    assert body["step"]
+    out = server.output()
+    for step in ("[1/4]", "[2/4]", "[3/4]", "[4/4]"):
+        assert step in out, out
+    base = f"http://127.0.0.1:{server.port}"
+    assert f"docs    {base}/docs" in out, out
+    assert httpx.get(f"{base}/health").json()["status"] == "ok"
+    # Quiet by default: no Serve access lines nor route dumps.
+    httpx.get(f"{base}/health")
+    assert "GET /health" not in server.output()
+    assert "Deployed app" not in server.output()
+    assert "ready at" not in server.output()
+
+
+def test_second_server_on_the_same_port_exits_with_one_line(
+    started: tuple[_Server, list[Any]], tmp_path: Path
+) -> None:
+    server, _ = started
+    code, err = _run_fails("--port", str(server.port), "--data-dir", str(tmp_path / "other"))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert lines == [
+        f"troupe: port {server.port} on 127.0.0.1 is already in use by process "
+        f"{_listener_pid(server)} ({psutil.Process(_listener_pid(server)).name()}); "
+        "stop it or pick another --port"
+    ], err
+    assert not (tmp_path / "other" / "redis").exists()
+
+
+def test_second_server_on_the_same_data_dir_exits_with_one_line(
+    started: tuple[_Server, list[Any]],
+) -> None:
+    server, _ = started
+    code, err = _run_fails("--port", str(find_free_port()), "--data-dir", str(server.data_dir))
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"troupe: the redis data dir {server.data_dir.resolve() / 'redis'} is in use by "
+        f"process {server.process.pid}"
+    ], err
+
+
+def _listener_pid(server: _Server) -> int:
+    for proc in [psutil.Process(server.process.pid), *_tree(server)]:
+        for conn in proc.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.port == server.port:
+                return int(proc.pid)
+    raise AssertionError("nobody listens on the API port")
+
+
+def _tree(server: _Server) -> list[psutil.Process]:
+    return psutil.Process(server.process.pid).children(recursive=True)
+
+
+def test_every_listener_of_the_server_is_on_loopback(started: tuple[_Server, list[Any]]) -> None:
+    server, _ = started
+    listeners = {
+        (proc.name(), conn.laddr.ip, conn.laddr.port)
+        for proc in [psutil.Process(server.process.pid), *_tree(server)]
+        for conn in proc.net_connections(kind="tcp")
+        if conn.status == psutil.CONN_LISTEN
+    }
+    assert any(port == server.port for _, _, port in listeners)
+    assert any(name in ("gcs_server", "raylet") for name, _, _ in listeners)
+    loopback = ("127.0.0.1", "::ffff:127.0.0.1", "::1")
+    outside = {entry for entry in listeners if entry[1] not in loopback}
+    # Ray Serve (2.60) binds each replica's inter-deployment gRPC server to [::]:0 in code,
+    # with no option; everything Troupe and Ray core start is on loopback.
+    serve_replica_grpc = {
+        entry for entry in outside if entry[0].startswith("ray::ServeReplica") and entry[1] == "::"
+    }
+    assert len(serve_replica_grpc) <= 1, outside
+    assert not outside - serve_replica_grpc, outside
+
+
+def test_ctrl_c_stops_cleanly_without_a_traceback(started: tuple[_Server, list[Any]]) -> None:
+    server, _ = started
+    children = _tree(server)
+    assert server.stop() == 0
+    out = server.output()
+    assert "Traceback" not in out, out
+    assert "KeyboardInterrupt" not in out, out
+    assert "graceful_shutdown" not in out, out
+    _wait_for(
+        lambda: not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children),
+        60,
+        "every child process to exit",
+    )
+
+
+def test_unreachable_ray_address_fails_in_bounded_time(tmp_path: Path) -> None:
+    port = find_free_port()  # nothing listens there
+    code, err = _run_fails(
+        "--port",
+        str(find_free_port()),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--ray-address",
+        f"127.0.0.1:{port}",
+        "--ray-timeout",
+        "2",
+    )
+    assert code == 2
+    errors = [line for line in err.splitlines() if not line.startswith("WARNING: ")]
+    assert len(errors) == 1, err
+    assert errors[0].startswith(f"troupe: no Ray cluster answers at 127.0.0.1:{port} after 2s")
+
+
+def test_ctrl_c_while_starting_exits_without_a_traceback(tmp_path: Path) -> None:
+    server = _Server(find_free_port(), tmp_path / "data")
+    try:
+        _wait_for(lambda: server.saw("[3/4]") or server.process.poll() is not None, 60, "[3/4]")
+        code = server.stop()
+        out = server.output()
+        assert code in (0, 130), out
+        assert "Traceback" not in out, out
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
