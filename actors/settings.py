@@ -131,6 +131,23 @@ class RuntimeSettings(BaseModel):
         description="Host directories shown read-only in every workspace container; in the "
         "environment comma-separated `source[:target]` (target default: the same path).",
     )
+    e2b_api_key: str | None = Field(
+        default_factory=lambda: (
+            os.environ.get("TROUPE_E2B_API_KEY") or os.environ.get("E2B_API_KEY") or None
+        ),
+        repr=False,
+        description="The `e2b` backend's API key (default: `E2B_API_KEY`).",
+    )
+    e2b_domain: str | None = Field(
+        default_factory=lambda: os.environ.get("TROUPE_E2B_DOMAIN") or None,
+        description="The E2B domain (default: the SDK's, or `E2B_DOMAIN`).",
+    )
+    e2b_template: str = Field(
+        default_factory=lambda: os.environ.get("TROUPE_E2B_TEMPLATE") or "base",
+        min_length=1,
+        description="The E2B template of new sandboxes: it must provide Python 3.11+ with "
+        "Troupe installed (the tool host and the MCP gateway run inside).",
+    )
     workspace_ttl: float = Field(
         default=3600.0, gt=0, description="Seconds an unused workspace stays open."
     )

@@ -11,7 +11,8 @@ from actors.settings import RuntimeSettings
 from workspaces import LocalWorkspace, LocalWorkspaceManager, WorkspaceManagerBase
 from workspaces._env import agent_environment
 from workspaces.docker import DockerPolicy, DockerWorkspaceManager, docker_unavailable
-from workspaces.errors import DockerUnavailable, SandboxUnavailable
+from workspaces.e2b import E2BWorkspaceManager
+from workspaces.errors import DockerUnavailable, E2BUnavailable, SandboxUnavailable
 from workspaces.sandbox import SandboxPolicy, SandboxWorkspace, sandbox_available
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
         SandboxUnavailable: `sandbox` was asked for explicitly and cannot run here.
         DockerUnavailable: `docker` was asked for and its daemon (as this node reaches it)
             does not answer or lacks the image.
+        E2BUnavailable: `e2b` was asked for without an API key.
     """
     backend = settings.workspace_backend
     if backend == "auto":
@@ -46,6 +48,10 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
         why = docker_unavailable(settings.docker_url, settings.docker_image)
         if why is not None:
             raise DockerUnavailable(f"workspace backend 'docker': {why}")
+    if backend == "e2b" and not settings.e2b_api_key:
+        raise E2BUnavailable(
+            "workspace backend 'e2b': no API key (set E2B_API_KEY or TROUPE_E2B_API_KEY)"
+        )
     return backend, None
 
 
@@ -53,7 +59,7 @@ def workspace_health(settings: RuntimeSettings) -> str:
     """The workspace backend as `/health` reports it: `ok (<backend>)`, a warning, or why not."""
     try:
         backend, warning = resolve_backend(settings)
-    except (SandboxUnavailable, DockerUnavailable) as exc:
+    except (SandboxUnavailable, DockerUnavailable, E2BUnavailable) as exc:
         return f"unavailable: {exc}"
     return f"warning ({backend}): {warning}" if warning else f"ok ({backend})"
 
@@ -81,6 +87,16 @@ def _docker(settings: RuntimeSettings) -> DockerWorkspaceManager:
     )
 
 
+def _e2b(settings: RuntimeSettings) -> E2BWorkspaceManager:
+    """The `e2b` backend's manager: a sandbox per workspace, paused when idle."""
+    return E2BWorkspaceManager(
+        ttl=settings.workspace_ttl,
+        template=settings.e2b_template,
+        api_key=settings.e2b_api_key,
+        domain=settings.e2b_domain,
+    )
+
+
 def workspace_manager(settings: RuntimeSettings) -> WorkspaceManagerBase:
     """The workspace manager of the configured backend, under `settings.workspace_root`.
 
@@ -92,6 +108,8 @@ def workspace_manager(settings: RuntimeSettings) -> WorkspaceManagerBase:
     """
     if settings.workspace_backend == "docker":
         return _docker(settings)
+    if settings.workspace_backend == "e2b":
+        return _e2b(settings)
     backend, warning = resolve_backend(settings)
     if warning:
         log.warning(warning)

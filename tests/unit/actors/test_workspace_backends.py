@@ -1,4 +1,4 @@
-"""The `docker` workspace backend as the service configures it (no daemon needed here)."""
+"""The `docker` and `e2b` workspace backends as the service configures them (no daemon needed)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from actors.workspace_host import WorkspaceRequest
 from actors.workspace_service import placement_key
 from serve.cli import main
 from workspaces.docker import DockerWorkspace, DockerWorkspaceManager, ReadOnlyMount
-from workspaces.errors import DockerUnavailable
+from workspaces.e2b import E2BWorkspaceManager
+from workspaces.errors import DockerUnavailable, E2BUnavailable
 
 
 def docker(tmp_path: Path, **overrides: Any) -> RuntimeSettings:
@@ -151,3 +152,34 @@ def test_troupe_serve_refuses_to_start_without_a_daemon(
     assert "troupe: workspace backend 'docker': cannot reach the Docker daemon" in (
         capsys.readouterr().err
     )
+
+
+def test_the_e2b_backend_gets_an_e2b_manager_from_the_settings(tmp_path: Path) -> None:
+    settings = RuntimeSettings(
+        redis_url="redis://unused",
+        workspace_root=str(tmp_path),
+        workspace_backend="e2b",
+        e2b_api_key="e2b-key",
+        e2b_domain="e2b.example.test",
+        e2b_template="troupe-tools",
+        workspace_ttl=120.0,
+    )
+    assert resolve_backend(settings) == ("e2b", None)
+    assert workspace_health(settings) == "ok (e2b)"
+    manager = workspace_manager(settings)
+    assert isinstance(manager, E2BWorkspaceManager)
+    assert (manager.template, manager.ttl) == ("troupe-tools", 120.0)
+    assert "e2b-key" not in repr(settings)
+
+
+def test_the_e2b_backend_without_a_key_is_a_start_up_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("E2B_API_KEY", "TROUPE_E2B_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    settings = RuntimeSettings(
+        redis_url="redis://unused", workspace_root=str(tmp_path), workspace_backend="e2b"
+    )
+    with pytest.raises(E2BUnavailable, match="E2B_API_KEY"):
+        resolve_backend(settings)
+    assert workspace_health(settings).startswith("unavailable: ")
