@@ -21,10 +21,8 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
 
-from actors.bus import RedisMessageBus
-from actors.client import RuntimeClient
+from actors.client import RedisMessageBus, RedisStorage, RuntimeClient
 from actors.schedule_service import ScheduleService
-from actors.storage import RedisStorage
 from actors.workspaces import SessionWorkspaces, WorkspaceService
 
 
