@@ -21,7 +21,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
-from actors.extensions import AgentExtensions
+from actors.extensions import AgentExtensions, register_credential_types
 from actors.keys import Keys
 from actors.lifecycle import delete_user_session
 from actors.mailbox import completion_hint
@@ -71,6 +71,7 @@ class SessionActor:
 
     def __init__(self, settings: dict[str, Any], dedicated: bool) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
+        register_credential_types(self._settings.credential_types)
         self._dedicated = dedicated
         self._extensions = AgentExtensions(
             self._settings.agent_middlewares, self._settings.agent_tools

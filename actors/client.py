@@ -28,6 +28,7 @@ from actors.errors import (
     SessionNotFound,
     StorageUnavailable,
 )
+from actors.extensions import register_credential_types
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
@@ -140,6 +141,7 @@ class RuntimeClient:
         dispatcher: SessionDispatcher,
         workspaces: SessionWorkspaces | None = None,
     ) -> None:
+        register_credential_types(settings.credential_types)
         self.settings = settings
         self.redis: Redis = connect(settings.redis_url)
         keys = Keys(settings.key_prefix)

@@ -1,4 +1,4 @@
-"""Extra middlewares and tools for every session's agent (`create_app`'s agent factories).
+"""Extra middlewares, tools and credential types for every session (`create_app`'s extensions).
 
 A factory is an async callable called once per reply, `(user_id, agent_id, session_id)` —
 a middleware factory may take the session's workspace as a fourth argument (a
@@ -9,7 +9,9 @@ for that reply.
 Sessions run in Ray actors, in other processes and on other nodes, so a factory cannot travel
 as an object: `RuntimeSettings` carries its import path (`"package.module:qualname"`) and every
 process imports it. `import_path` refuses what another process could not import (lambdas,
-closures, functions of `__main__`), at configuration time rather than in an actor.
+closures, functions of `__main__`), at configuration time rather than in an actor. Custom
+credential classes (`create_app(extra_credentials=...)`) travel the same way: every process
+that reads credentials registers them with `register_credential_types`.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from actors.workspaces import WorkspaceHandle
+from agent_core.credential import CredentialBase, register_credential
 from agent_core.middleware import MiddlewareBase
 from agent_core.tool import ToolBase
 
@@ -70,6 +73,20 @@ def load(path: str) -> Callable[..., Any]:
     if not callable(target):
         raise ValueError(f"{path!r} is not callable")
     return target  # type: ignore[no-any-return]
+
+
+def register_credential_types(paths: Sequence[str]) -> None:
+    """Import the credential classes at `paths` and register them (idempotent).
+
+    Raises:
+        ValueError: a path does not import, names no `CredentialBase` subclass, or its class
+            has no `type` literal or takes the `type` of another class.
+    """
+    for path in paths:
+        cls = load(path)
+        if not (isinstance(cls, type) and issubclass(cls, CredentialBase)):
+            raise ValueError(f"{path!r} is not a CredentialBase subclass")
+        register_credential(cls)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from redis.asyncio import Redis
 
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
-from actors.extensions import AgentExtensions
+from actors.extensions import AgentExtensions, register_credential_types
 from actors.keys import Keys
 from actors.redis_connect import connect
 from actors.session import SessionRuntime
@@ -28,6 +28,7 @@ class InProcessDispatcher:
     """
 
     def __init__(self, settings: RuntimeSettings) -> None:
+        register_credential_types(settings.credential_types)
         self._settings = settings
         self.schedules: ScheduleService | None = None
         self._extensions = AgentExtensions(settings.agent_middlewares, settings.agent_tools)

@@ -41,7 +41,12 @@ def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> C
             f"{credential.id!r} is a {data.type!r}"
         )
     try:
-        model_class = data.get_chat_model_class(config.model_class)
+        # A class overriding it as the spec shows, `get_chat_model_class(cls)`, serves one class.
+        model_class = (
+            data.get_chat_model_class(config.model_class)
+            if config.model_class
+            else data.get_chat_model_class()
+        )
     except CredentialError as exc:
         raise InvalidRequest(f"chat_model_config.model_class: {exc}") from exc
     return model_class(credential=data, model=config.model, parameters=config.parameters)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -84,6 +84,11 @@ class RuntimeSettings(BaseModel):
         pattern=_IMPORT_PATH,
         description="Import path ('module:qualname') of an async factory of extra agent tools, "
         "called per reply with (user_id, agent_id, session_id).",
+    )
+    credential_types: list[Annotated[str, Field(pattern=_IMPORT_PATH)]] = Field(
+        default_factory=list,
+        description="Import paths ('module:qualname') of custom CredentialBase subclasses, "
+        "registered in every process that reads credentials.",
     )
     stream_outage_grace: float = Field(
         default=60.0, ge=0, description="Seconds an SSE stream rides out a Redis outage."

@@ -24,9 +24,15 @@ from actors.client import (
     ray_dispatcher,
     ray_workspaces,
 )
-from actors.extensions import AgentMiddlewareFactory, AgentToolFactory, import_path
+from actors.extensions import (
+    AgentMiddlewareFactory,
+    AgentToolFactory,
+    import_path,
+    register_credential_types,
+)
 from actors.settings import RuntimeSettings
 from actors.team import SubAgentTemplate, template_registry
+from agent_core.credential import CredentialBase
 from serve.body_limit import BodyLimit
 from serve.console import install_console
 from serve.errors import install_error_handlers
@@ -63,6 +69,7 @@ def create_app(
     extra_agent_tools: AgentToolFactory | None = None,
     custom_subagent_templates: Sequence[SubAgentTemplate] | None = None,
     sub_agent_templates: Sequence[SubAgentTemplate] | None = None,
+    extra_credentials: Sequence[type[CredentialBase]] = (),
     title: str = "Troupe",
     version: str = agent_core.__version__,
 ) -> FastAPI:
@@ -102,13 +109,18 @@ def create_app(
             `subagent_type`). Plain data, so they travel with the settings.
         sub_agent_templates: The same, by the name the spec's Agent Team page uses (give
             one of the two).
+        extra_credentials: Custom credential types (`CredentialBase` subclasses with a
+            unique `type` literal), stored, listed by `GET /credential/schemas` and served by
+            `GET /model?provider=<type>` like the shipped ones. Importable classes: they
+            travel as import paths and every session process registers them.
         title: OpenAPI title.
         version: API version.
 
     Raises:
         ValueError: the message bus is another Redis than the storage, a factory is not
-            importable, templates share a type or are given twice, or the workspace manager
-            cannot be rebuilt.
+            importable, templates share a type or are given twice, a credential class is not
+            importable or its `type` is missing or taken, or the workspace manager cannot be
+            rebuilt.
     """
     updates: dict[str, Any] = {}
     if isinstance(storage, RedisStorage):
@@ -142,6 +154,10 @@ def create_app(
         templates = list(chosen_templates)
         template_registry(templates)  # duplicate types fail here, not in a leader's actor
         updates["sub_agent_templates"] = templates
+    if extra_credentials:
+        paths = [import_path(cls) for cls in extra_credentials]
+        register_credential_types(paths)  # a bad class fails here, not in a session's actor
+        updates["credential_types"] = list(dict.fromkeys([*base.credential_types, *paths]))
     resolved = RuntimeSettings.model_validate({**base.model_dump(), **updates})
     app = build_app(
         lambda: RuntimeClient(

@@ -1,4 +1,19 @@
-"""Request dependencies: the caller's identity and the runtime client."""
+"""Request dependencies: the caller's identity, the runtime client, and the spec's injectables.
+
+The spec's `agentscope.app.deps` names seven dependencies for custom routers. Troupe runs
+sessions in Ray actors, so the app holds one `RuntimeClient` and each injectable returns the
+part of it doing that job in this process:
+
+| Dependency                    | Troupe returns                                              |
+|-------------------------------|-------------------------------------------------------------|
+| `get_current_user_id`         | the caller's id from `X-User-ID` (override it for auth)     |
+| `get_storage`                 | the client's `RedisStorage`                                 |
+| `get_message_bus`             | the client's `RedisMessageBus`                              |
+| `get_workspace_manager`       | the client's `SessionWorkspaces` (workspaces by session)    |
+| `get_background_task_manager` | the `WorkspaceService` running background tool calls        |
+| `get_scheduler_manager`       | the client's `ScheduleService`                              |
+| `get_chat_service`            | the `RuntimeClient` itself (`chat`, `interrupt`, `events`)  |
+"""
 
 from __future__ import annotations
 
@@ -6,7 +21,9 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
 
-from actors.client import RuntimeClient
+from actors.client import RedisMessageBus, RedisStorage, RuntimeClient
+from actors.schedule_service import ScheduleService
+from actors.workspaces import SessionWorkspaces, WorkspaceService
 
 
 def user_id(x_user_id: Annotated[str, Header(description="The caller's user id.")]) -> str:
@@ -31,3 +48,47 @@ def runtime(request: Request) -> RuntimeClient:
 
 UserId = Annotated[str, Depends(user_id)]
 Runtime = Annotated[RuntimeClient, Depends(runtime)]
+
+
+def get_storage(client: Runtime) -> RedisStorage:
+    """The app's storage: agents, sessions, credentials and transcripts, in Redis."""
+    return client.storage
+
+
+def get_message_bus(client: Runtime) -> RedisMessageBus:
+    """The app's message bus: inboxes, event logs and leases, in the storage's Redis."""
+    return client.bus
+
+
+def get_workspace_manager(client: Runtime) -> SessionWorkspaces:
+    """The sessions' workspaces.
+
+    Troupe's workspace managers live where the workspaces run (workspace actors, or this
+    process with the in-process dispatcher); this is the app's handle on them, opening a
+    session's workspace with `kit(session_record)`.
+    """
+    return client.workspaces
+
+
+def get_background_task_manager(client: Runtime) -> WorkspaceService:
+    """What runs background tool calls: the workspace service.
+
+    Troupe has no separate task registry: a tool call moved to the background keeps running
+    where its workspace runs and reports back through the session's inbox. The service adopts
+    (`adopt`) and stops (`stop_background`) such calls.
+    """
+    return client.workspaces.service
+
+
+def get_scheduler_manager(client: Runtime) -> ScheduleService:
+    """The app's schedules: create, change and delete cron fires of sessions."""
+    return client.schedules
+
+
+def get_chat_service(client: Runtime) -> RuntimeClient:
+    """The entry point for running sessions: the runtime client (`chat`, `interrupt`, `events`).
+
+    Troupe's counterpart of the spec's ChatService runs each session in its own actor; the
+    client delivers input to it and reads its event log.
+    """
+    return client

@@ -19,7 +19,9 @@ Spec text the tests rely on:
 
 Not run, and why:
 
-- The E2B sandbox `create_app` example: the E2B backend is being built separately.
+- The E2B sandbox `create_app` example: `create_app` takes a `LocalWorkspaceManager` only (the
+  E2B backend is chosen by `TROUPE_WORKSPACE_BACKEND=e2b`); the workspace example itself runs
+  in `tests/integration/e2b/test_e2b_spec_example.py`.
 - The Docker sandbox `create_app` example: wiring Docker workspaces into the service is being
   built separately; its test below is a strict xfail until `create_app` accepts the manager.
 - `PostgresStorage(StorageBase)`: Troupe's storage is Redis only (every session actor opens

@@ -5,6 +5,7 @@ user's agent, torn down when idle). The image is built from `Dockerfile` beside 
 """
 
 from workspaces.docker.availability import docker_unavailable
+from workspaces.docker.image import ImageRecipe
 from workspaces.docker.manager import DockerWorkspaceManager
 from workspaces.docker.workspace import (
     CONTAINER_WORKDIR,
@@ -21,6 +22,7 @@ __all__ = [
     "DockerPolicy",
     "DockerWorkspace",
     "DockerWorkspaceManager",
+    "ImageRecipe",
     "ReadOnlyMount",
     "container_config",
     "docker_unavailable",

@@ -50,6 +50,7 @@ from agent_core.tool.execution import ToolExecutor
 from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
 from workspaces.docker._exec import ExecChannel
+from workspaces.docker.image import ImageRecipe, ensure_image
 from workspaces.errors import DockerUnavailable, WorkspaceClosed, WorkspaceError
 from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
 from workspaces.gateway.protocol import SOCKET_NAME
@@ -201,6 +202,10 @@ class DockerWorkspace(LocalWorkspace):
         mounts: Sequence[ReadOnlyMount] = (),
         docker_url: str | None = None,
         user: str | None = None,
+        base_image: str | None = None,
+        node_version: str | None = None,
+        extra_pip: Sequence[str] = (),
+        install_troupe: bool = True,
     ) -> None:
         """Describe the workspace; nothing is touched until `initialize()`.
 
@@ -217,6 +222,17 @@ class DockerWorkspace(LocalWorkspace):
             docker_url: The Docker daemon (default: `DOCKER_HOST` or the local socket).
             user: `uid:gid` in the container (default: this process's, so that files in
                 `workdir` stay owned by it).
+            base_image: Build the image from this one instead (e.g. `python:3.11-slim`):
+                at `initialize()`, Troupe, Node.js and `extra_pip` are added to it, and the
+                result is kept under a tag hashing the recipe for the next workspace.
+            node_version: Node.js major version to add (Debian-based images).
+            extra_pip: Requirements to pip install in the image.
+            install_troupe: Whether the built image installs Troupe (False when `base_image`
+                already has it). Without `base_image`, node and pip extras are added to
+                `image`, which has Troupe.
+
+        Raises:
+            ValueError: `base_image`, `node_version` or `extra_pip` is malformed.
         """
         self.ephemeral = workdir is None
         if workdir is None:
@@ -226,6 +242,16 @@ class DockerWorkspace(LocalWorkspace):
         self.policy = policy or DockerPolicy()
         self.image = image
         self.python = python
+        self.recipe: ImageRecipe | None = None
+        """What to build at `initialize()` (None: run `image` as it is)."""
+        if base_image is not None or node_version is not None or extra_pip:
+            self.recipe = ImageRecipe(
+                base_image=base_image or image,
+                node_version=node_version,
+                extra_pip=tuple(extra_pip),
+                install_troupe=install_troupe and base_image is not None,
+                python=python,
+            )
         self.mounts = list(mounts)
         self.docker_url = docker_url
         self.user = user or f"{os.getuid()}:{os.getgid()}"
@@ -275,6 +301,9 @@ class DockerWorkspace(LocalWorkspace):
 
     async def _start_container(self) -> None:
         self._runtime_dir = await asyncio.to_thread(self._make_dirs)
+        # `.mcp` is bound read-only: it must be a file before the container starts (Docker
+        # would make a missing source a directory). Seeding again in `initialize` is a no-op.
+        await self._mcps.seed(self.default_mcps)
         config = container_config(
             image=self.image,
             workspace_id=self.workspace_id,
@@ -289,6 +318,8 @@ class DockerWorkspace(LocalWorkspace):
         name += uuid.uuid4().hex[:8]
         try:
             self._docker = aiodocker.Docker(url=self.docker_url)
+            if self.recipe is not None:
+                config["Image"] = self.image = await ensure_image(self._docker, self.recipe)
             self._container = await self._docker.containers.create(config, name=name)
             await self._container.start()
         except DockerError as exc:

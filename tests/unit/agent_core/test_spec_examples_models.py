@@ -16,8 +16,6 @@ Spec text the tests rely on (building-blocks.md, "Call Chat Model"):
 Not ported, and why:
 
 - TTS, Embedding and Realtime models: the spec marks them "coming soon" (it shows no code).
-- `AnthropicChatModel.list_models()` in "Retrieve ModelCards": Troupe ships no Anthropic
-  provider yet; that one line is a strict xfail, the rest of the example runs.
 - The OTLP exporter setup of "TracingMiddleware": the exporter package is not a dependency, and
   a process-wide tracer provider can be set only once (other tests need it unset); the test
   builds the spec's provider with an in-memory exporter and hands it to the middleware.

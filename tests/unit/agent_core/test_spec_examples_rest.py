@@ -25,12 +25,10 @@ Spec text the tests rely on:
 
 Elsewhere: the Agent Service examples run in `tests/integration/test_spec_examples_service.py`.
 
-Not run yet, and why:
-
-- `DockerWorkspace(base_image=..., node_version=..., extra_pip=...)`: Troupe's workspace takes
-  a prebuilt `image=`; building a derived image from those arguments is still to be added.
-- `E2BWorkspace` and `E2BWorkspaceManager`: the E2B backend (with a local E2B-protocol server
-  for its tests) is being built separately; its examples join its tests.
+Run elsewhere: `DockerWorkspace(base_image=..., node_version=..., extra_pip=...)` in
+`tests/unit/workspaces/test_docker_image.py` (its Dockerfile) and
+`tests/integration/docker/test_docker_base_image.py` (a derived image built offline);
+`E2BWorkspace(...)` in `tests/integration/e2b/test_e2b_spec_example.py` (the local E2B server).
 """
 
 from __future__ import annotations
