@@ -52,7 +52,9 @@ from serve.routes import (
     workspace_library,
 )
 from serve.slashes import CollectionRoots, collection_roots
-from workspaces import LocalWorkspaceManager
+from workspaces import LocalWorkspaceManager, WorkspaceManagerBase
+from workspaces.docker import DockerWorkspaceManager
+from workspaces.e2b import E2BWorkspaceManager
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ log = logging.getLogger(__name__)
 def create_app(
     storage: str | RedisStorage | None = None,
     message_bus: str | RedisMessageBus | None = None,
-    workspace_manager: LocalWorkspaceManager | None = None,
+    workspace_manager: WorkspaceManagerBase | None = None,
     *,
     settings: RuntimeSettings | None = None,
     dispatcher: Callable[[RuntimeSettings], SessionDispatcher] = ray_dispatcher,
@@ -87,9 +89,11 @@ def create_app(
         message_bus: The inboxes, event logs and leases: a `RedisMessageBus` or a Redis URL.
             It must be the storage's Redis (a reply's transcript commits atomically with the
             inbox items it consumed and checks the session's lease); None means that one.
-        workspace_manager: A `LocalWorkspaceManager`; every process opens its own under the
-            same `basedir` with the same `ttl` (the directory must be shared between nodes).
-            Default MCP servers and skills are not carried across processes: configure none.
+        workspace_manager: A `LocalWorkspaceManager`, `DockerWorkspaceManager` or
+            `E2BWorkspaceManager`. Workspaces live in workspace actors on sandbox nodes, which
+            rebuild the manager from settings: its backend, `basedir`, `ttl` and image or
+            template travel; other Docker limits take their defaults. Default MCP servers and
+            skills are not carried across processes: configure none.
         settings: The remaining runtime knobs (key prefix, Ray namespace, limits, timeouts);
             default `RuntimeSettings.from_env`. The arguments above override its fields.
         dispatcher: How sessions are reached: `ray_dispatcher` (default; Ray must be
@@ -173,18 +177,39 @@ def create_app(
     return app
 
 
-def _workspace_settings(manager: LocalWorkspaceManager) -> dict[str, Any]:
-    if type(manager) is not LocalWorkspaceManager:
-        raise ValueError(
-            f"{type(manager).__name__}: Troupe rebuilds the workspace manager in every "
-            "session process and supports LocalWorkspaceManager only"
-        )
-    if manager.default_mcps or manager.skill_paths:
+def _workspace_settings(manager: WorkspaceManagerBase) -> dict[str, Any]:
+    """The runtime settings every process rebuilds `manager` from (its backend's knobs)."""
+    if getattr(manager, "default_mcps", None) or getattr(manager, "skill_paths", None):
         raise ValueError(
             "default MCP servers and skills of a workspace manager are not carried to session "
             "processes; add them through /workspace/mcp and /workspace/skill"
         )
-    return {"workspace_root": str(manager.basedir), "workspace_ttl": manager.ttl}
+    if type(manager) is LocalWorkspaceManager:
+        return {"workspace_root": str(manager.basedir), "workspace_ttl": manager.ttl}
+    if type(manager) is DockerWorkspaceManager:
+        return {
+            "workspace_backend": "docker",
+            "workspace_root": str(manager.basedir),
+            "workspace_ttl": manager.ttl,
+            "docker_image": manager.image,
+            "docker_python": manager.python,
+            "docker_url": manager.docker_url,
+            "docker_network": manager.policy.network,
+            "docker_mounts": manager.mounts,
+        }
+    if type(manager) is E2BWorkspaceManager:
+        return {
+            "workspace_backend": "e2b",
+            "workspace_ttl": manager.ttl,
+            "e2b_template": manager.template,
+            "e2b_domain": manager.domain,
+            **({"e2b_api_key": manager.api_key} if manager.api_key else {}),
+        }
+    raise ValueError(
+        f"{type(manager).__name__}: Troupe rebuilds the workspace manager in every workspace "
+        "actor from settings, so it supports LocalWorkspaceManager, DockerWorkspaceManager and "
+        "E2BWorkspaceManager"
+    )
 
 
 def cors_middleware(origins: Sequence[str]) -> Middleware:

@@ -2,5 +2,11 @@
 
 from workspaces import LocalWorkspaceManager, WorkspaceManagerBase
 from workspaces.docker import DockerWorkspaceManager
+from workspaces.e2b import E2BWorkspaceManager
 
-__all__ = ["DockerWorkspaceManager", "LocalWorkspaceManager", "WorkspaceManagerBase"]
+__all__ = [
+    "DockerWorkspaceManager",
+    "E2BWorkspaceManager",
+    "LocalWorkspaceManager",
+    "WorkspaceManagerBase",
+]

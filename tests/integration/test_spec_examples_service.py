@@ -19,11 +19,6 @@ Spec text the tests rely on:
 
 Not run, and why:
 
-- The E2B sandbox `create_app` example: `create_app` takes a `LocalWorkspaceManager` only (the
-  E2B backend is chosen by `TROUPE_WORKSPACE_BACKEND=e2b`); the workspace example itself runs
-  in `tests/integration/e2b/test_e2b_spec_example.py`.
-- The Docker sandbox `create_app` example: wiring Docker workspaces into the service is being
-  built separately; its test below is a strict xfail until `create_app` accepts the manager.
 - `PostgresStorage(StorageBase)`: Troupe's storage is Redis only (every session actor opens
   it from a URL; DESIGN, "Storage"), so there is no `StorageBase` to subclass.
 - The quickstart's shell commands (`git clone`, `python main.py`, `pnpm dev`) start
@@ -56,7 +51,11 @@ from agent_core.state import AgentState
 from serve import AGUIProtocolMiddleware, ProtocolMiddlewareBase, SubAgentTemplate, create_app
 from serve.message_bus import RedisMessageBus
 from serve.storage import RedisStorage
-from serve.workspace_manager import DockerWorkspaceManager, LocalWorkspaceManager
+from serve.workspace_manager import (
+    DockerWorkspaceManager,
+    E2BWorkspaceManager,
+    LocalWorkspaceManager,
+)
 from tests.support.api import make_session
 from tests.support.asgi_server import served
 from tests.support.mcp_servers import serve_demo_http
@@ -199,11 +198,6 @@ CHAT_BODY = """{
   }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="Docker workspaces are being wired into the service separately",
-)
 def test_create_app_with_a_docker_sandbox(redis_at: tuple[str, int], tmp_path: Path) -> None:
     host, port = redis_at
     storage = RedisStorage(host=host, port=port)
@@ -212,11 +206,38 @@ def test_create_app_with_a_docker_sandbox(redis_at: tuple[str, int], tmp_path: P
     # Each workspace runs inside its own local Docker container for isolation.
     workspace_manager = DockerWorkspaceManager(basedir=tmp_path / "docker-workspaces")
 
-    create_app(
+    app = create_app(
         storage=storage,
         message_bus=message_bus,
         workspace_manager=workspace_manager,
     )
+
+    # Workspace actors rebuild the manager from the settings: the Docker backend, same root.
+    assert app.state.settings.workspace_backend == "docker"
+    assert app.state.settings.workspace_root == str(tmp_path / "docker-workspaces")
+
+
+def test_create_app_with_an_e2b_sandbox(
+    redis_at: tuple[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_API_KEY", "e2b-test-key")  # the spec: or pass `api_key` here
+    host, port = redis_at
+    storage = RedisStorage(host=host, port=port)
+    message_bus = RedisMessageBus(host=host, port=port)
+
+    # Each workspace runs inside a remote E2B cloud sandbox.
+    # Provide `api_key` here or set the `E2B_API_KEY` environment variable.
+    workspace_manager = E2BWorkspaceManager()
+
+    app = create_app(
+        storage=storage,
+        message_bus=message_bus,
+        workspace_manager=workspace_manager,
+    )
+
+    # Workspace actors rebuild the manager from the settings (the key comes from the env).
+    assert app.state.settings.workspace_backend == "e2b"
+    assert app.state.settings.e2b_api_key == "e2b-test-key"
 
 
 # Customization --------------------------------------------------------------------------------
