@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with AgentScope installed in the bench venv)::
 
-    /work/main/.bench-venv/bin/python tests/reference/generate_credential_schemas.py
+    .bench-venv/bin/python tests/reference/generate_credential_schemas.py
 
 Writes `tests/reference/data/credential_schemas.json`: `{credential type: JSON schema}`, sorted.
 `tests/unit/serve/test_credential_schemas_reference.py` checks that `POST /credential/` accepts

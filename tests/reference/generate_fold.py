@@ -2,10 +2,10 @@
 
 Usage (from the repository root, with the venv that has AgentScope installed)::
 
-    /work/main/.bench-venv/bin/python tests/reference/generate_fold.py [--cases N] [--seed S]
+    .bench-venv/bin/python tests/reference/generate_fold.py [--cases N] [--seed S]
 
-Writes `tests/reference/data/fold.json`: a header (`envelope`, `msg`, `generated`, `seed`) and
-`cases`, each with
+Writes `tests/reference/data/fold.json.gz` (gzip without a timestamp, so runs are identical):
+a header (`envelope`, `msg`, `generated`, `seed`) and `cases`, each with
 
 - `case`: a name (`<number>-<scenarios>`),
 - `initial`: the content blocks the assistant Msg (`msg` in the header) holds before the first
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gzip
 import itertools
 import json
 import logging
@@ -49,7 +50,7 @@ _SENTINEL = "@generated-"
 REPLY_ID = "reply-main"
 MSG_CREATED = "2026-03-01T09:59:59.000000"
 FOREIGN_REPLY_ID = "reply-other"
-OUT = Path(__file__).parent / "data" / "fold.json"
+OUT = Path(__file__).parent / "data" / "fold.json.gz"
 
 Event = dict[str, Any]
 
@@ -694,9 +695,8 @@ def main() -> None:
     warnings.simplefilter("ignore", DeprecationWarning)  # EXCEED_MAX_ITERS is still emitted
     fixture = generate(args.cases, args.seed)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(
-        json.dumps(fixture, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
-    )
+    text = json.dumps(fixture, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
+    OUT.write_bytes(gzip.compress(text.encode(), mtime=0))
     cases = fixture["cases"]
     events = sum(len(c["events"]) for c in cases)
     raised = sum("raises" in c["expected"] for c in cases)

@@ -10,7 +10,7 @@ Usage (from the repository root; AgentScope's Gemini and Ollama clients, `google
 `ollama`, must be importable, e.g. installed with `pip install --target DIR` and put on
 `PYTHONPATH`)::
 
-    PYTHONPATH=.:DIR /work/main/.bench-venv/bin/python tests/reference/generate_gemini_ollama.py
+    PYTHONPATH=.:DIR .bench-venv/bin/python tests/reference/generate_gemini_ollama.py
 
 Writes `tests/reference/data/gemini_ollama.json`: `{"cases": [...]}`, each case holding its
 inputs and `expected` (`content`, `usage`, `request`). Ids the models generate at random are

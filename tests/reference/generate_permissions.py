@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with the venv AgentScope is installed in)::
 
-    /work/main/.bench-venv/bin/python tests/reference/generate_permissions.py
+    .bench-venv/bin/python tests/reference/generate_permissions.py
 
 writes `tests/reference/data/permissions.json`, which
 `tests/unit/agent_core/permission/test_permissions_reference.py` replays through Troupe.

@@ -1,6 +1,6 @@
 """Troupe's `Msg.append_event` against AgentScope 2.0.11's, on the recorded event sequences.
 
-`tests/reference/data/fold.json` holds thousands of seeded event sequences and what AgentScope
+`tests/reference/data/fold.json.gz` holds thousands of seeded event sequences and what AgentScope
 folded each into (see `tests/reference/generate_fold.py`). Every sequence is replayed here from
 its wire form; the folded Msg must equal AgentScope's, except where AgentScope stamped a fresh
 id or timestamp (recorded as `"<generated>"`), and where AgentScope raised, Troupe must raise at
@@ -10,6 +10,7 @@ the same event.
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 from collections import Counter
 from functools import cache
@@ -22,7 +23,7 @@ from agent_core.errors import FoldError
 from agent_core.event import EventType, parse_event
 from agent_core.message import Msg
 
-FIXTURE = Path(__file__).parents[2] / "reference" / "data" / "fold.json"
+FIXTURE = Path(__file__).parents[2] / "reference" / "data" / "fold.json.gz"
 BAR = 0.99
 
 # AgentScope's exceptions are whatever its code happens to hit (a failed b64decode, reading
@@ -37,7 +38,7 @@ TROUPE_ERROR_FOR = {
 
 @cache
 def fixture() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(FIXTURE.read_text())
+    data: dict[str, Any] = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     return data
 
 
