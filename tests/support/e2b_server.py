@@ -165,17 +165,18 @@ class Sandbox:
                 argv += ["--symlink", os.readlink(directory), directory]
             elif os.path.isdir(directory):
                 argv += ["--ro-bind", directory, directory]
-        shown = [*python_dirs(), str(REPO / "tests")]
-        # Their parents are made traversable (bubblewrap copies the host's modes, e.g. /root).
-        parents = {str(p) for d in shown for p in Path(d).parents if str(p) != "/"}
-        for parent in sorted(parents - {*_SYSTEM, *shown}):
-            argv += ["--perms", "0755", "--dir", parent]
-        for directory in shown:
-            argv += ["--ro-bind", directory, directory]
         argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "0755", "--dir", "/home"]
         for inside, name in MOUNTS.items():
             argv += ["--bind", str(self.directory / name), inside]
         argv += ["--bind", str(self.directory / "run"), "/run/e2b"]
+        # After the sandbox's own /tmp: a checkout (and its venv) may live under /tmp.
+        shown = [*python_dirs(), str(REPO / "tests")]
+        # Their parents are made traversable (bubblewrap copies the host's modes, e.g. /root).
+        parents = {str(p) for d in shown for p in Path(d).parents if str(p) != "/"}
+        for parent in sorted(parents - {*_SYSTEM, *shown, *MOUNTS}):
+            argv += ["--perms", "0755", "--dir", parent]
+        for directory in shown:
+            argv += ["--ro-bind", directory, directory]
         argv += ["--remount-ro", "/", "--", sys.executable, "-I", str(AGENT), _AGENT_SOCKET]
         return argv
 
