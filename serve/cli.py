@@ -257,6 +257,13 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
     print("shutting down", flush=True)
 
 
+def _stop_ray() -> None:
+    """Shut down a Ray that an interrupted start-up left initialised (a no-op otherwise)."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 def _banner(base_url: str, health: dict[str, Any], dashboard_url: str | None) -> None:
     if health.get("status") != "ok":
         print(f"WARNING: /health is {health.get('status')}: {health.get('components')}", flush=True)
@@ -287,8 +294,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"troupe: {exc}", file=sys.stderr, flush=True)
             raise SystemExit(2) from None
         except KeyboardInterrupt:
+            # Stopping now: a further Ctrl-C (or one Ray relays) must not cut the clean-up.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            _stop_ray()
             print("troupe: interrupted", file=sys.stderr, flush=True)
-            raise SystemExit(130) from None
+            sys.stdout.flush()
+            # Everything this process started is stopped; exit now, without the interpreter's
+            # shutdown, where Ray's own exit hooks can turn the interrupt into a SIGINT death.
+            os._exit(130)
     sys.exit(0)
 
 

@@ -14,7 +14,7 @@ from actors.client import InProcessDispatcher, RuntimeClient
 from actors.settings import RuntimeSettings
 from serve.app import build_app
 from tests.integration.docker._helpers import containers
-from tests.support.api import chat_and_collect, make_session, tool_results
+from tests.support.api import USER, chat_and_collect, make_session, tool_results
 from tests.support.asgi_server import served
 from tests.support.docker import DockerDaemon, image_mounts
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
@@ -66,6 +66,11 @@ async def test_a_chat_turns_bash_call_runs_in_the_workspace_container(
     api: httpx.AsyncClient, settings: RuntimeSettings, model: OpenAIWireServer
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
+    # BYPASS: nothing asks (`hostname` is not auto-allowed), the container alone confines.
+    patched = await api.patch(
+        f"/sessions/{session_id}", json={"permission_mode": "bypass"}, headers=USER
+    )
+    assert patched.status_code == 200, patched.text
     model.push(ScriptedReply(tool_calls=[("c1", "Bash", {"command": "hostname; pwd"})]))
 
     frames = (await chat_and_collect(api, agent_id, session_id, "go"))[0]
