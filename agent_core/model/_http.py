@@ -91,13 +91,15 @@ class HTTPChatModel(ChatModelBase):
         max_retries: Retries of a request failing with 408/409/429/5xx or a network error.
         retry_delay: Seconds before the first retry (doubling after each; a `Retry-After`
             the provider sends wins).
-        context_size: The model's context window in tokens.
+        context_size: The model's context window in tokens (default: the class's
+            `default_context_size`).
         formatter: Turns messages into the provider's message list.
         timeout: Seconds allowed for connecting and between received bytes.
         client: An httpx client to use (and not close); a private one is created otherwise.
     """
 
     framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
+    default_context_size: ClassVar[int] = 128_000
 
     def __init__(
         self,
@@ -107,7 +109,7 @@ class HTTPChatModel(ChatModelBase):
         stream: bool = True,
         max_retries: int = 3,
         retry_delay: float = 1.0,
-        context_size: int = 128_000,
+        context_size: int | None = None,
         formatter: FormatterBase | None = None,
         timeout: float = 120.0,
         client: httpx.AsyncClient | None = None,
@@ -119,7 +121,7 @@ class HTTPChatModel(ChatModelBase):
             stream=stream,
             max_retries=max_retries,
             retry_delay=retry_delay,
-            context_size=context_size,
+            context_size=self.default_context_size if context_size is None else context_size,
         )
         self.credential: CredentialBase = credential
         self.formatter = formatter or self._default_formatter()

@@ -12,11 +12,9 @@ import json
 from importlib.resources import files
 from typing import Any
 
-import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._ids import new_id
-from agent_core.credential import CredentialBase
 from agent_core.formatter import FormatterBase
 from agent_core.message import (
     Base64Source,
@@ -368,33 +366,8 @@ class AnthropicChatModel(HTTPChatModel):
         )
 
     type = "anthropic_chat"
+    default_context_size = 200_000
     cards_dir = files("agent_core.model") / "_cards" / "anthropic"
-
-    def __init__(
-        self,
-        credential: CredentialBase,
-        model: str,
-        parameters: BaseModel | dict[str, Any] | None = None,
-        stream: bool = True,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        context_size: int = 200_000,
-        formatter: FormatterBase | None = None,
-        timeout: float = 120.0,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            credential,
-            model,
-            parameters,
-            stream=stream,
-            max_retries=max_retries,
-            retry_delay=retry_delay,
-            context_size=context_size,
-            formatter=formatter,
-            timeout=timeout,
-            client=client,
-        )
 
     def _default_formatter(self) -> FormatterBase:
         return AnthropicChatFormatter()

@@ -6,10 +6,9 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar, Literal
 
-import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from agent_core.credential import CredentialBase, OpenAICredential
+from agent_core.credential import OpenAICredential
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.message import Msg
 from agent_core.model._chat_completions import DeltaDecoder
@@ -85,32 +84,6 @@ class OpenAIChatModel(HTTPChatModel):
 
     type = "openai_chat"
     cards_dir: ClassVar[Traversable | None] = files("agent_core.model") / "_cards" / "openai"
-
-    def __init__(
-        self,
-        credential: CredentialBase,
-        model: str,
-        parameters: BaseModel | dict[str, Any] | None = None,
-        stream: bool = True,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        context_size: int = 128_000,
-        formatter: FormatterBase | None = None,
-        timeout: float = 120.0,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            credential,
-            model,
-            parameters,
-            stream=stream,
-            max_retries=max_retries,
-            retry_delay=retry_delay,
-            context_size=context_size,
-            formatter=formatter,
-            timeout=timeout,
-            client=client,
-        )
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter()
