@@ -10,11 +10,8 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-import httpx
 from pydantic import ConfigDict, Field
 
-from agent_core.credential import DashScopeCredential
-from agent_core.formatter import FormatterBase
 from agent_core.model.base import ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
@@ -64,33 +61,8 @@ class DashScopeChatModel(OpenAIChatModel):
         )
 
     type = "dashscope_chat"
+    default_context_size = 131_072
     cards_dir = files("agent_core.model") / "_cards" / "dashscope"
-
-    def __init__(
-        self,
-        credential: DashScopeCredential,
-        model: str,
-        parameters: Parameters | dict[str, Any] | None = None,
-        stream: bool = True,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        context_size: int = 131_072,
-        formatter: FormatterBase | None = None,
-        timeout: float = 120.0,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            credential,
-            model,
-            parameters,
-            stream=stream,
-            max_retries=max_retries,
-            retry_delay=retry_delay,
-            context_size=context_size,
-            formatter=formatter,
-            timeout=timeout,
-            client=client,
-        )
 
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DashScope's `enable_thinking`."""

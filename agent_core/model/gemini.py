@@ -11,8 +11,7 @@ from collections.abc import AsyncGenerator
 from importlib.resources import files
 from typing import Any, Literal
 
-import httpx
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_core._gemini_formatter import GeminiChatFormatter
 from agent_core.credential import GeminiCredential
@@ -88,34 +87,9 @@ class GeminiChatModel(HTTPChatModel):
         )
 
     type = "gemini_chat"
+    default_context_size = 1_048_576
+    credential: GeminiCredential
     cards_dir = files("agent_core.model") / "_cards" / "gemini"
-
-    def __init__(
-        self,
-        credential: GeminiCredential,
-        model: str,
-        parameters: BaseModel | dict[str, Any] | None = None,
-        stream: bool = True,
-        max_retries: int = 3,
-        retry_delay: float = 1.0,
-        context_size: int = 1_048_576,
-        formatter: FormatterBase | None = None,
-        timeout: float = 120.0,
-        client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(
-            credential,
-            model,
-            parameters,
-            stream=stream,
-            max_retries=max_retries,
-            retry_delay=retry_delay,
-            context_size=context_size,
-            formatter=formatter,
-            timeout=timeout,
-            client=client,
-        )
-        self.credential: GeminiCredential = credential
 
     def _default_formatter(self) -> FormatterBase:
         return GeminiChatFormatter()
