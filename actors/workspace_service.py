@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import ray
-from ray.exceptions import RayActorError, RayError, RayTaskError
+from ray.exceptions import ActorUnschedulableError, RayActorError, RayError, RayTaskError
 from redis.asyncio import Redis
 
 from actors.keys import Keys
@@ -73,6 +73,9 @@ class RayWorkspaceService:
         self._owns_redis = redis is None
         self._key = Keys(settings.key_prefix).workspace_placement()
         self._nodes: tuple[float, list[dict[str, Any]]] = (0.0, [])
+        # Nodes Ray refused to schedule on although they were still listed alive (a node that
+        # died is reported dead only after a while); node ids are never reused.
+        self._lost: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
 
     # placement
@@ -85,7 +88,9 @@ class RayWorkspaceService:
 
     async def _candidates(self) -> list[str]:
         nodes = await self._alive_nodes()
-        sandbox = [str(n["NodeID"]) for n in nodes if is_sandbox_node(n)]
+        sandbox = [
+            str(n["NodeID"]) for n in nodes if is_sandbox_node(n) and n["NodeID"] not in self._lost
+        ]
         if sandbox:
             return sandbox
         return [str(ray.get_runtime_context().get_node_id())]
@@ -126,7 +131,9 @@ class RayWorkspaceService:
                 return await getattr(actor, method).remote(request.model_dump_json(), *args)
             except RayTaskError as exc:
                 raise _workspace_error(exc) from None
-            except RayActorError as exc:
+            except (RayActorError, ActorUnschedulableError) as exc:
+                if isinstance(exc, ActorUnschedulableError):
+                    self._lost.add((await self._place(request))[0])
                 self._forget_nodes()
                 if attempt:
                     raise WorkspaceError(f"the workspace host is unavailable: {exc}") from exc

@@ -224,7 +224,9 @@ async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
 
     model.push(bash("echo after", "c2"), ScriptedReply(text="ok"))
     frames = (await chat_and_collect(api, agent_id, session_id, "second"))[0]
-    assert tool_results(frames) == ["after\n"]
+    assert tool_results(frames) == ["after\n"], [
+        (f.type, f.data.get("error") or f.data.get("delta")) for f in frames
+    ]
     moved = workspace_node(service[1], agent_id)
     assert moved != lost
     assert moved in roles.sandboxes
