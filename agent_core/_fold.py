@@ -11,6 +11,7 @@ import base64
 
 from pydantic import ValidationError
 
+from agent_core._trusted import trusted
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
@@ -188,7 +189,9 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
         return
     match event:
         case TextBlockStartEvent():
-            msg.content.append(TextBlock(id=event.block_id, text="", created_at=event.created_at))
+            msg.content.append(
+                trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at)
+            )
         case TextBlockDeltaEvent():
             if (text := msg.find_block(event.block_id, TextBlock)) is not None:
                 text.text += event.delta
@@ -199,7 +202,7 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
                 text.finished_at = event.created_at
         case ThinkingBlockStartEvent():
             msg.content.append(
-                ThinkingBlock(id=event.block_id, thinking="", created_at=event.created_at)
+                trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
             )
         case ThinkingBlockDeltaEvent():
             if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
@@ -226,7 +229,8 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
                 else [b.model_copy(deep=True) for b in event.hint]
             )
             msg.content.append(
-                HintBlock(
+                trusted(
+                    HintBlock,
                     id=event.block_id,
                     hint=hint,
                     source=event.source,
@@ -236,7 +240,8 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
             )
         case ToolCallStartEvent():
             msg.content.append(
-                ToolCallBlock(
+                trusted(
+                    ToolCallBlock,
                     id=event.tool_call_id,
                     name=event.tool_call_name,
                     input="",
@@ -251,7 +256,8 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
                 call.finished_at = event.created_at
         case ToolResultStartEvent():
             msg.content.append(
-                ToolResultBlock(
+                trusted(
+                    ToolResultBlock,
                     id=event.tool_call_id,
                     name=event.tool_call_name,
                     output=[],
