@@ -346,7 +346,10 @@ class Agent:
         subclass can observe the call, one measurement decides and the call is skipped; the
         measurement then also serves the runtime-state injection.
         """
-        if self._chain.sees_compression or type(self).compress_context is not _COMPRESS:
+        overridden = type(self).compress_context is not _COMPRESS or "compress_context" in vars(
+            self
+        )
+        if self._chain.sees_compression or overridden:
             await self.compress_context()
             return None
         usage = self._measure()
