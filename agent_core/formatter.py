@@ -14,9 +14,10 @@ messages naming each speaker.
 
 from __future__ import annotations
 
+import importlib
 import re
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_core.message import (
     Base64Source,
@@ -27,6 +28,10 @@ from agent_core.message import (
     ToolCallBlock,
     ToolResultBlock,
 )
+
+if TYPE_CHECKING:
+    from agent_core._gemini_formatter import GeminiChatFormatter, GeminiMultiAgentFormatter
+    from agent_core._ollama_formatter import OllamaChatFormatter, OllamaMultiAgentFormatter
 
 _TOOL_IMAGES_NOTE = "The following images were returned by the tool call {call_id} ({name})."
 _TOOL_IMAGES_SENDER = "system-reminder"
@@ -304,15 +309,21 @@ def _assistant(msg: Msg) -> list[dict[str, Any]]:
     return out
 
 
-# Provider formatters built on the layout above (imported last: they subclass FormatterBase).
-from agent_core._gemini_formatter import (  # noqa: E402
-    GeminiChatFormatter,
-    GeminiMultiAgentFormatter,
-)
-from agent_core._ollama_formatter import (  # noqa: E402
-    OllamaChatFormatter,
-    OllamaMultiAgentFormatter,
-)
+# Provider formatters built on the layout above. They subclass FormatterBase, so they load on
+# first use: whichever module is imported first, neither sees the other half-initialised.
+_PROVIDER_FORMATTERS = {
+    "GeminiChatFormatter": "agent_core._gemini_formatter",
+    "GeminiMultiAgentFormatter": "agent_core._gemini_formatter",
+    "OllamaChatFormatter": "agent_core._ollama_formatter",
+    "OllamaMultiAgentFormatter": "agent_core._ollama_formatter",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PROVIDER_FORMATTERS:
+        return getattr(importlib.import_module(_PROVIDER_FORMATTERS[name]), name)
+    raise AttributeError(f"module 'agent_core.formatter' has no attribute {name!r}")
+
 
 __all__ = [
     "FormatterBase",
