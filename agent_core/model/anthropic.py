@@ -374,7 +374,7 @@ class AnthropicChatModel(HTTPChatModel):
 
     def _auth_headers(self) -> dict[str, str]:
         return {
-            "x-api-key": str(getattr(self.credential, "api_key")),  # noqa: B009
+            "x-api-key": self.credential.secret("api_key") or "",
             "anthropic-version": ANTHROPIC_VERSION,
         }
 

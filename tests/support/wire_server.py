@@ -1,4 +1,4 @@
-"""A real local HTTP server answering each POST with a scripted status, headers and body bytes.
+"""Scripted answers (status, headers, body bytes) from the shared scripted HTTP server.
 
 Provider protocols (Anthropic Messages, OpenAI Responses) are built as SSE event lists by the
 helpers below and sent in byte chunks of a chosen size, so events split at awkward places::
@@ -15,9 +15,11 @@ import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+from tests.support.scripted_http import Answer as Writer
+from tests.support.scripted_http import RecordedRequest, ScriptedHTTPServer
 
 
 @dataclass
@@ -39,15 +41,6 @@ class Answer:
     cut: float | None = None
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """A request the server received (header names lower-cased)."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
 def sse(events: list[dict[str, Any]], done: bool = False) -> bytes:
     """Encode events as SSE frames (`event:` named by their `type`), `data: [DONE]` if asked."""
     frames = [
@@ -64,60 +57,18 @@ class WireServer:
 
     def __init__(self) -> None:
         self._answers: deque[Answer] = deque()
-        self._requests: list[Recorded] = []
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with server._lock:
-                    server._requests.append(Recorded(self.path, headers, body))
-                    answer = server._answers.popleft()
-                self._answer(answer)
-
-            def _answer(self, answer: Answer) -> None:
-                self.send_response(answer.status)
-                stream = answer.body.startswith((b"event:", b"data:"))
-                kind = "text/event-stream" if stream else "application/json"
-                self.send_header("Content-Type", kind)
-                self.send_header("Transfer-Encoding", "chunked")
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                body = answer.body
-                if answer.cut is not None:
-                    body = body[: int(len(body) * answer.cut)]
-                for start in range(0, len(body), answer.piece):
-                    data = body[start : start + answer.piece]
-                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                    self.wfile.flush()
-                if answer.cut is not None:
-                    self.close_connection = True
-                    return
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._http = ScriptedHTTPServer(self._route, name="wire-server")
 
     @property
     def base_url(self) -> str:
         """The server's root URL."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._http.url
 
     @property
-    def requests(self) -> list[Recorded]:
+    def requests(self) -> list[RecordedRequest]:
         """The requests received so far."""
-        with self._lock:
-            return list(self._requests)
+        return self._http.requests
 
     def push(self, *answers: Answer) -> None:
         """Queue answers for the next requests."""
@@ -125,7 +76,7 @@ class WireServer:
             self._answers.extend(answers)
 
     def __enter__(self) -> Self:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(
@@ -134,9 +85,22 @@ class WireServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._http.stop()
+
+    def _route(self, request: RecordedRequest, writer: Writer) -> None:
+        with self._lock:
+            answer = self._answers.popleft()
+        body = answer.body
+        if answer.cut is not None:
+            body = body[: int(len(body) * answer.cut)]
+        stream = answer.body.startswith((b"event:", b"data:"))
+        writer.stream(
+            "text/event-stream" if stream else "application/json",
+            [body[i : i + answer.piece] for i in range(0, len(body), answer.piece)],
+            cut=answer.cut is not None,
+            headers=answer.headers,
+            status=answer.status,
+        )
 
 
 def _split(text: str, size: int = 3) -> list[str]:
