@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
+from tests.support.openai_server import ScriptedReply
 from tests.support.scripted_http import Answer as Writer
 from tests.support.scripted_http import RecordedRequest, ScriptedHTTPServer
 
@@ -228,9 +229,13 @@ def responses_events(
             }
             for p in _split(text)
         ]
+        part = {"type": "output_text", "text": text, "annotations": []}
+        done = {**item, "status": "completed", "content": [part]}
+        events.append({"type": "response.output_item.done", "output_index": 1, "item": done})
     for n, (call_id, name, arguments) in enumerate(tool_calls or []):
         item_id = f"fc_{n}"
         item = {"type": "function_call", "id": item_id, "call_id": call_id, "name": name}
+        raw = json.dumps(arguments)
         events.append(
             {
                 "type": "response.output_item.added",
@@ -240,8 +245,18 @@ def responses_events(
         )
         events += [
             {"type": "response.function_call_arguments.delta", "item_id": item_id, "delta": p}
-            for p in _split(json.dumps(arguments), 4)
+            for p in _split(raw, 4)
         ]
+        events.append(
+            {"type": "response.function_call_arguments.done", "item_id": item_id, "arguments": raw}
+        )
+        events.append(
+            {
+                "type": "response.output_item.done",
+                "output_index": 2 + n,
+                "item": item | {"arguments": raw, "status": "completed"},
+            }
+        )
     if complete:
         usage = usage or {
             "input_tokens": 20,
@@ -249,5 +264,77 @@ def responses_events(
             "output_tokens": 9,
             "output_tokens_details": {"reasoning_tokens": 3},
         }
-        events.append({"type": "response.completed", "response": {"id": "resp_1", "usage": usage}})
+        # The completed event carries the whole response, as the API's does.
+        output = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+        response = {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": output,
+            "usage": usage,
+        }
+        events.append({"type": "response.completed", "response": response})
     return events
+
+
+def anthropic_message(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole `message` (a non-streamed answer) that Messages API `events` stream."""
+    message = dict(events[0]["message"])
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, str] = {}
+    for event in events[1:]:
+        kind = event["type"]
+        if kind == "content_block_start":
+            blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            block, delta = blocks[event["index"]], event["delta"]
+            match delta["type"]:
+                case "text_delta":
+                    block["text"] += delta["text"]
+                case "thinking_delta":
+                    block["thinking"] += delta["thinking"]
+                case "signature_delta":
+                    block["signature"] = delta["signature"]
+                case "input_json_delta":
+                    partial[event["index"]] = (
+                        partial.get(event["index"], "") + delta["partial_json"]
+                    )
+        elif kind == "message_delta":
+            message.update(event["delta"])
+            message["usage"] = {**message["usage"], **event["usage"]}
+    for index, raw in partial.items():
+        blocks[index]["input"] = json.loads(raw)
+    return {**message, "content": [blocks[i] for i in sorted(blocks)]}
+
+
+def responses_body(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole `response` (a non-streamed answer) that Responses API `events` stream."""
+    response: dict[str, Any] = next(
+        e["response"] for e in events if e["type"] == "response.completed"
+    )
+    return response
+
+
+def _calls(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(c[0], c[1], c[2]) for c in spec.get("tool_calls", [])]
+
+
+def scripted_answer(provider: str, spec: dict[str, Any], stream: bool) -> Answer | ScriptedReply:
+    """The answer a reference case scripts, for `provider`'s server.
+
+    Args:
+        provider: "anthropic" or "openai_response" (a `WireServer` `Answer`), else a Chat
+            Completions provider (an `OpenAIWireServer` `ScriptedReply`).
+        spec: Keyword arguments of `anthropic_events`, `responses_events` or `ScriptedReply`,
+            tool calls as `[id, name, arguments]` lists.
+        stream: Whether the answer is streamed or whole.
+    """
+    if provider == "anthropic":
+        events = anthropic_events(**{**spec, "tool_calls": _calls(spec)})
+        body = sse(events) if stream else json.dumps(anthropic_message(events)).encode()
+        return Answer(body, piece=7)
+    if provider == "openai_response":
+        events = responses_events(**{**spec, "tool_calls": _calls(spec)})
+        body = sse(events) if stream else json.dumps(responses_body(events)).encode()
+        return Answer(body, piece=7)
+    return ScriptedReply(**{**spec, "tool_calls": _calls(spec)})
