@@ -381,6 +381,10 @@ class AnthropicChatModel(HTTPChatModel):
     def _path(self, model_name: str) -> str:
         return "/messages"
 
+    def _forces_tool_calls(self) -> bool:
+        # Extended thinking allows only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _decoder(self) -> ResponseDecoder:
         return _AnthropicDecoder()
 

@@ -68,6 +68,10 @@ class DashScopeChatModel(OpenAIChatModel):
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(names=False)
 
+    def _forces_tool_calls(self) -> bool:
+        # Qwen in thinking mode takes only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DashScope's `enable_thinking`."""
         fields["enable_thinking"] = fields.pop("thinking_enable")

@@ -55,6 +55,10 @@ class DeepSeekChatModel(OpenAIChatModel):
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(names=False, reasoning_content=True)
 
+    def _forces_tool_calls(self) -> bool:
+        # DeepSeek's thinking mode does not take a forced tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DeepSeek's `thinking` switch."""
         on = fields.pop("thinking_enable")

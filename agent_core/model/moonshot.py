@@ -54,6 +54,10 @@ class MoonshotChatModel(OpenAIChatModel):
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(reasoning_content=True)
 
+    def _forces_tool_calls(self) -> bool:
+        # Kimi's thinking mode takes only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as Moonshot's `thinking` switch; the rest as named."""
         on = fields.pop("thinking_enable")
