@@ -304,7 +304,7 @@ class RuntimeClient:
         for session in await self.storage.list_sessions(user_id, agent_id):
             state = await self.storage.load_state(session.id)
             running = await self.bus.running(session.id) is not None
-            status = SessionStatus.RUNNING if running else parked_status(state)
+            status = await self._waiting_status(session.id, running, parked_status(state))
             light = state.model_copy(
                 update={"context": [], "summary": "", "tool_context": ToolContext()}
             )
@@ -369,7 +369,24 @@ class RuntimeClient:
     async def _status(self, session_id: str) -> SessionStatus:
         if await self.bus.running(session_id) is not None:
             return SessionStatus.RUNNING
-        return parked_status(await self.storage.load_state(session_id))
+        parked = parked_status(await self.storage.load_state(session_id))
+        return await self._waiting_status(session_id, False, parked)
+
+    async def _waiting_status(
+        self, session_id: str, running: bool, parked: SessionStatus
+    ) -> SessionStatus:
+        """RUNNING, else QUEUED/STARTING while inputs wait in the inbox, else `parked`.
+
+        A client that sees `idle` may send its next turn as a turn of its own; while inputs
+        still wait, the next one would join them in one reply.
+        """
+        if running:
+            return SessionStatus.RUNNING
+        if not await self.bus.inbox_depth(session_id):
+            return parked
+        if await self.bus.activated(session_id):
+            return SessionStatus.QUEUED
+        return SessionStatus.STARTING
 
     async def team_status(self, user_id: str, session_id: str) -> TeamStatus:
         """Return a session's team (it leads or is in it): each session's status, inbox depth.
