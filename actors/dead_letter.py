@@ -19,7 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from actors.bus import RedisMessageBus
-from actors.errors import NotFound, SessionFenced, StorageUnavailable
+from actors.errors import SessionFenced, StorageUnavailable
 from actors.items import InboxItem, UnreadableItem
 from actors.storage import RedisStorage
 from agent_core._ids import new_id
@@ -141,7 +141,9 @@ class DeadLetters:
         try:
             session = await self._storage.get_session_any_user(self._session_id)
             agent = await self._storage.get_agent(session.user_id, session.agent_id)
-        except NotFound:
+        except _NOT_THE_ITEMS_FAULT:
+            raise
+        except Exception:  # the records may be what fails: the error reply must still go out
             return "assistant"
         return agent.data.name
 

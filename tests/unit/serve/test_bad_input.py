@@ -258,3 +258,36 @@ async def test_a_poison_inbox_item_is_set_aside_and_the_session_goes_on(
     assert dead[0][1][b"i"].decode() == poison
     status = await api.get(f"/sessions/{session_id}/status", headers=ALICE)
     assert status.json()["status"] == "idle"
+
+
+async def test_an_item_that_keeps_failing_is_set_aside_after_three_drains(
+    service: Service, model: OpenAIWireServer
+) -> None:
+    api = service.api
+    agent_id, session_id = await agent_and_session(api, await model_config(api, model.base_url))
+    runtime = service.runtime
+    agent_key = runtime.storage.keys.agent(agent_id)
+    record = await runtime.redis.get(agent_key)
+    await runtime.redis.set(agent_key, "{broken")  # every reply to the session fails now
+    body = {"agent_id": agent_id, "session_id": session_id, "input": user_msg("hello")}
+    assert (await api.post("/chat/", json=body, headers=ALICE)).status_code == 200
+    session = service.dispatcher.runtime(session_id)
+    await asyncio.wait_for(session.wait_idle(), 15)
+    for _ in range(3):  # the sweeper's re-wakes
+        assert await runtime.bus.inbox_depth(session_id) == 1
+        await service.dispatcher.wake(session_id)
+        await asyncio.wait_for(session.wait_idle(), 15)
+    assert await runtime.bus.inbox_depth(session_id) == 0
+    dead = await runtime.redis.xrange(runtime.bus.keys.dead_letters(session_id))
+    assert [fields[b"reason"] for _, fields in dead] == [b"processing it failed 3 times"]
+
+    await runtime.redis.set(agent_key, record)
+    body["input"] = user_msg("again")
+    assert (await api.post("/chat/", json=body, headers=ALICE)).status_code == 200
+    await asyncio.wait_for(session.wait_idle(), 15)
+    page = (await api.get(f"/sessions/{session_id}/messages", headers=ALICE)).json()
+    texts = [json.dumps(m) for m in page["messages"]]
+    assert len(texts) == 3
+    assert "processing it failed 3 times" in texts[0]
+    assert '"again"' in texts[1]
+    assert "Sure." in texts[2]
