@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 import schemathesis
-from schemathesis import GenerationMode
 import uvicorn
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
 from actors._ports import find_free_port
