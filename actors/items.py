@@ -69,7 +69,9 @@ def read_item(raw: bytes | str) -> InboxItem | UnreadableItem:
     """Parse a stored inbox item; an entry no version of the runtime could read is reported."""
     try:
         return _ITEM.validate_json(raw)
-    except (ValidationError, ValueError, RecursionError) as exc:
-        text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
-        reason = str(exc).splitlines()[-1 if isinstance(exc, ValidationError) else 0]
-        return UnreadableItem(reason=reason[:300], raw=text)
+    except ValidationError as exc:
+        reason = "; ".join(error["msg"] for error in exc.errors(include_url=False)[:3])
+    except (ValueError, RecursionError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    return UnreadableItem(reason=reason[:300], raw=text)
