@@ -7,6 +7,7 @@ encodable as UTF-8) would be accepted here and fail later, somewhere the user ca
 clean up. So each is refused at the edge, naming the field:
 
 * a body over `max_body` bytes: 413 (no field: it is not read);
+* a body of more than `MAX_VALUES` values: 413 naming the container where the count ran over;
 * a string (or object key) over its field's limit: 413 naming the field;
 * nesting deeper than `max_depth`, or a lone surrogate: 422 naming the field.
 
@@ -38,6 +39,8 @@ FIELD_LIMITS: Mapping[str, int] = {
     "system_prompt": 256 * 1024,
 }
 """Characters of a string value by its field name (the last object key on its path)."""
+MAX_VALUES = 100_000
+"""Values (array items and object members, all levels) of one JSON request body."""
 _MAX_KEY = 1024
 """Characters of an object key."""
 
@@ -59,39 +62,76 @@ def check_json(value: Any, max_depth: int = MAX_DEPTH) -> None:
     Raises:
         JsonBodyRefused: a value is nested too deep, too long, or holds a lone surrogate.
     """
-    stack: list[tuple[Any, list[str | int]]] = [(value, ["body"])]
+    # Paths are linked (parent, key) pairs, spelled out only for an error: a body of millions
+    # of values must not cost millions of path copies.
+    root: _Path = (None, "body")
+    if isinstance(value, str):
+        _check_string(value, root)
+    stack: list[tuple[Any, _Path, int]] = [(value, root, 0)]
+    values = 0
     while stack:
-        item, loc = stack.pop()
-        if isinstance(item, str):
-            _check_string(item, loc)
-            continue
+        item, path, depth = stack.pop()
         if not isinstance(item, dict | list):
             continue
-        if len(loc) > max_depth:
+        if depth >= max_depth:
             raise JsonBodyRefused(
-                422, "too_deep", loc[:8], f"nested deeper than {max_depth} levels"
+                422, "too_deep", _spelled(path), f"nested deeper than {max_depth} levels"
             )
-        if isinstance(item, list):
-            stack.extend((child, [*loc, index]) for index, child in enumerate(item))
-            continue
-        for key, child in item.items():
-            _check_string(key, [*loc, key], _MAX_KEY)
-            stack.append((child, [*loc, key]))
+        values += len(item)
+        if values > MAX_VALUES:
+            raise JsonBodyRefused(
+                413, "too_many_values", _spelled(path), f"the body holds over {MAX_VALUES} values"
+            )
+        children = enumerate(item) if isinstance(item, list) else item.items()
+        for key, child in children:
+            child_path: _Path = (path, key)
+            if isinstance(key, str):
+                _check_string(key, child_path, _MAX_KEY)
+            if isinstance(child, str):
+                _check_string(child, child_path)
+            elif isinstance(child, dict | list):
+                stack.append((child, child_path, depth + 1))
 
 
-def _check_string(text: str, loc: list[str | int], limit: int | None = None) -> None:
-    field = next((part for part in reversed(loc) if isinstance(part, str)), "body")
+_Path = tuple[Any, str | int]
+"""A value's place in the body: (its parent's path or None, its key or index)."""
+
+
+def _spelled(path: _Path) -> list[str | int]:
+    """The path as FastAPI's `loc` (`["body", "input", 0, ...]`), its first 8 parts."""
+    parts: list[str | int] = []
+    node: _Path | None = path
+    while node is not None:
+        parent, key = node
+        parts.append(key)
+        node = parent
+    return parts[::-1][:8]
+
+
+def _check_string(text: str, path: _Path, limit: int | None = None) -> None:
+    field = _field(path)
     bound = limit if limit is not None else FIELD_LIMITS.get(field, MAX_STRING)
     if len(text) > bound:
         raise JsonBodyRefused(
-            413, "too_large", loc[:8], f"longer than {bound} characters ({len(text)})"
+            413, "too_large", _spelled(path), f"longer than {bound} characters ({len(text)})"
         )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise JsonBodyRefused(
-            422, "lone_surrogate", loc[:8], "holds a lone UTF-16 surrogate (not Unicode text)"
+            422, "lone_surrogate", _spelled(path), "holds a lone UTF-16 surrogate (not text)"
         ) from exc
+
+
+def _field(path: _Path) -> str:
+    """The last object key on the path (a list item is named by its list's field)."""
+    node: _Path | None = path
+    while node is not None:
+        parent, key = node
+        if isinstance(key, str):
+            return key
+        node = parent
+    return "body"
 
 
 def _is_json(headers: Headers) -> bool:

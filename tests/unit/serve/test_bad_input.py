@@ -212,6 +212,13 @@ async def test_a_ten_megabyte_chat_message_is_a_413(service: Service) -> None:
     assert await service.runtime.bus.inbox_depth(session_id) == 0
 
 
+async def test_a_body_of_too_many_values_is_a_413(service: Service) -> None:
+    body = {"name": "A", "system_prompt": "p", "react_config": {"x": [0] * 100_001}}
+    response = await service.api.post("/agent/", json=body, headers=ALICE)
+    refused(response, 413, "body.react_config.x")
+    assert response.json()["detail"][0]["type"] == "too_many_values"
+
+
 async def test_a_body_over_the_limit_is_a_413_before_it_is_read(service: Service) -> None:
     body = b'{"name": "' + b"x" * (17 * 1024 * 1024) + b'"}'
     headers = {**ALICE, "content-type": "application/json"}
