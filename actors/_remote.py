@@ -10,7 +10,7 @@ import logging
 import os
 import time
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -280,12 +280,25 @@ class RayDispatcher:
         self._handles.pop(self._name(session_id), None)
         await asyncio.to_thread(ray.kill, handle, no_restart=True)
 
+    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
+        """Ray: its control store answers and names a live node."""
+        return {"ray": _ray_health}
+
     async def close(self) -> None:
         """Forget cached actor handles (the actors live on) and pending wake confirmations."""
         for task in list(self._pending):
             task.cancel()
         await asyncio.gather(*self._pending, return_exceptions=True)
         self._handles.clear()
+
+
+async def _ray_health() -> str:
+    if not ray.is_initialized():
+        return "unavailable: Ray is not initialised in this process"
+    # A blocking call to Ray's control store (it waits while the store is down).
+    nodes = await asyncio.to_thread(ray.nodes)
+    alive = sum(1 for node in nodes if node.get("Alive"))
+    return f"ok ({alive} nodes)" if alive else "unavailable: no live Ray node"
 
 
 def workspace_actor_name(node_id: str) -> str:
@@ -565,6 +578,23 @@ class RaySchedulerControl:
             self._handle = None
             raise
         return session_id
+
+    async def health(self) -> str:
+        """`ok (N schedules)` when the actor answers; never creates it."""
+        handle: Any = self._handle
+        if handle is None:
+            try:
+                handle = await asyncio.to_thread(
+                    ray.get_actor, SCHEDULER_ACTOR_NAME, namespace=self._settings.namespace
+                )
+            except ValueError:
+                return "unavailable: the scheduler actor is not running"
+        try:
+            answer = await handle.ping.remote()
+        except RayActorError:
+            self._handle = None
+            raise
+        return f"ok ({len(answer['jobs'])} schedules)"
 
     async def close(self) -> None:
         """Forget the actor handle (the actor keeps running)."""

@@ -10,17 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from pydantic import TypeAdapter
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from actors.errors import InboxFull, SessionFenced
-from actors.items import InboxItem
+from actors.items import InboxItem, UnreadableItem, read_item
 from actors.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.redis_connect import RedisOwner
 from agent_core.event import AgentEvent, event_to_json
-
-_ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem)
 
 # Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD.
 _DELIVER = """
@@ -150,9 +147,21 @@ class RedisMessageBus(RedisOwner):
         return _text(result) or None
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
-        """Return the unconsumed inbox items, oldest first."""
+        """Return the unconsumed inbox items that can be read, oldest first.
+
+        Entries that cannot be read are left out (`entries` shows them; the session's owner
+        sets them aside).
+        """
+        return [
+            (eid, item)
+            for eid, item in await self.entries(session_id)
+            if not isinstance(item, UnreadableItem)
+        ]
+
+    async def entries(self, session_id: str) -> list[tuple[str, InboxItem | UnreadableItem]]:
+        """Return every unconsumed inbox entry, oldest first, readable or not."""
         entries = await self.redis.xrange(self.keys.inbox(session_id), "-", "+")
-        return [(_text(eid), _ITEM.validate_json(fields[b"i"])) for eid, fields in entries]
+        return [(_text(eid), read_item(fields.get(b"i", b""))) for eid, fields in entries]
 
     async def inbox_depth(self, session_id: str) -> int:
         """Return how many items wait in the session's inbox (the reply in progress included)."""
@@ -171,6 +180,10 @@ class RedisMessageBus(RedisOwner):
     async def acquire_lease(self, session_id: str) -> int:
         """Become the session's owner: return a fencing token newer than any before."""
         return int(await self.redis.incr(self.keys.lease(session_id)))
+
+    async def activated(self, session_id: str) -> bool:
+        """Whether the session has ever had an owner (a lease was taken)."""
+        return bool(await self.redis.exists(self.keys.lease(session_id)))
 
     # event log
     async def append_event(self, session_id: str, event: AgentEvent, fence: int) -> str:

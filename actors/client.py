@@ -29,6 +29,7 @@ from actors.errors import (
     StorageUnavailable,
 )
 from actors.extensions import register_credential_types
+from actors.health import Probe, check_all
 from actors.inprocess import InProcessDispatcher
 from actors.items import ChatInput, ChatItem
 from actors.keys import Keys
@@ -162,6 +163,13 @@ class RuntimeClient:
         self.library = Library(self.redis, keys, self.storage.secrets)
         self.download_tokens = DownloadTokens(self.storage.secrets)
         self.upload_slots = asyncio.Semaphore(MAX_CONCURRENT_UPLOADS)
+        checks = {
+            "redis": self._redis_health,
+            "workspaces": self._workspace_health,
+            "scheduler": self.schedules.health,
+            **dispatcher.health_checks(),
+        }
+        self._probes = {name: Probe(check) for name, check in checks.items()}
 
     def start_sweeper(self) -> None:
         """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
@@ -187,15 +195,20 @@ class RuntimeClient:
         await self.redis.aclose()
 
     async def health(self) -> dict[str, str]:
-        """Return each component's status ("ok" or a short error)."""
-        try:
-            await asyncio.wait_for(self.redis.ping(), timeout=2)
-            redis_status = "ok"
-        except (RedisError, OSError, TimeoutError) as exc:
-            redis_status = f"unavailable: {type(exc).__name__}"
+        """Return each component's status ("ok ..." or why not), within about a second.
+
+        Components: `redis`, `workspaces`, `scheduler`, and what the dispatcher relies on
+        (`ray`). A component that does not answer in time is reported unavailable.
+        """
+        return await check_all(self._probes)
+
+    async def _redis_health(self) -> str:
+        await self.redis.ping()
+        return "ok"
+
+    async def _workspace_health(self) -> str:
         # A thread: checking a Docker daemon is a blocking round trip.
-        workspaces = await asyncio.to_thread(workspace_health, self.settings)
-        return {"redis": redis_status, "workspaces": workspaces}
+        return await asyncio.to_thread(workspace_health, self.settings)
 
     # records
     async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:
@@ -304,7 +317,7 @@ class RuntimeClient:
         for session in await self.storage.list_sessions(user_id, agent_id):
             state = await self.storage.load_state(session.id)
             running = await self.bus.running(session.id) is not None
-            status = SessionStatus.RUNNING if running else parked_status(state)
+            status = await self._waiting_status(session.id, running, parked_status(state))
             light = state.model_copy(
                 update={"context": [], "summary": "", "tool_context": ToolContext()}
             )
@@ -369,7 +382,24 @@ class RuntimeClient:
     async def _status(self, session_id: str) -> SessionStatus:
         if await self.bus.running(session_id) is not None:
             return SessionStatus.RUNNING
-        return parked_status(await self.storage.load_state(session_id))
+        parked = parked_status(await self.storage.load_state(session_id))
+        return await self._waiting_status(session_id, False, parked)
+
+    async def _waiting_status(
+        self, session_id: str, running: bool, parked: SessionStatus
+    ) -> SessionStatus:
+        """RUNNING, else QUEUED/STARTING while inputs wait in the inbox, else `parked`.
+
+        A client that sees `idle` may send its next turn as a turn of its own; while inputs
+        still wait, the next one would join them in one reply.
+        """
+        if running:
+            return SessionStatus.RUNNING
+        if not await self.bus.inbox_depth(session_id):
+            return parked
+        if await self.bus.activated(session_id):
+            return SessionStatus.QUEUED
+        return SessionStatus.STARTING
 
     async def team_status(self, user_id: str, session_id: str) -> TeamStatus:
         """Return a session's team (it leads or is in it): each session's status, inbox depth.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from actors.bus import RedisMessageBus
@@ -33,6 +34,13 @@ class SessionDispatcher(Protocol):
 
     async def close(self) -> None:
         """Release what the dispatcher holds."""
+        ...
+
+    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
+        """Checks of the components reaching sessions relies on, by name (for `/health`).
+
+        Each returns a status text (`ok ...`) or raises when its component is down.
+        """
         ...
 
 

@@ -9,6 +9,7 @@
     │   ├── SessionNotFound
     │   ├── LibraryMCPNotFound   no such MCP in the user's library
     │   └── LibrarySkillNotFound no such skill in the user's library
+    ├── InvalidId                an id cannot name a record (it would change the key it is put in)
     ├── InboxFull                a session's inbox is at its bound; the item was not accepted
     ├── InvalidRequest           a request is well-formed but cannot be carried out
     │   ├── SessionBusy          the session is running a reply
@@ -71,6 +72,21 @@ class LibrarySkillNotFound(NotFound):
     """No such skill in the user's library."""
 
     kind = "installed skill"
+
+
+class InvalidId(RuntimeErrorBase):
+    """An id that cannot name a record: empty, too long, or holding a character outside its set.
+
+    Ids become parts of Redis keys, so a `:` (or worse) would name another key.
+    """
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
+
+    def __str__(self) -> str:
+        shown = self.record_id if len(self.record_id) <= 80 else f"{self.record_id[:80]}..."
+        return f"invalid id {shown!r}: ids are 1 to 128 of A-Z a-z 0-9 _ . - @ +"
 
 
 class InboxFull(RuntimeErrorBase):

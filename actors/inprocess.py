@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
@@ -72,6 +73,10 @@ class InProcessDispatcher:
         runtime = self._runtimes.pop(session_id, None)
         if runtime is not None:
             await runtime.close()
+
+    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
+        """None: sessions run in this process, on nothing but Redis."""
+        return {}
 
     async def close(self) -> None:
         """Stop every runtime."""

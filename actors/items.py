@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from agent_core._ids import new_id
 from agent_core.event import (
@@ -51,3 +51,27 @@ class HintItem(BaseModel):
 
 
 InboxItem = Annotated[ChatItem | HintItem, Field(discriminator="type")]
+
+_ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem)
+
+
+class UnreadableItem(BaseModel):
+    """An inbox entry that does not parse as an item: why, and its stored form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["unreadable"] = "unreadable"
+    reason: str = Field(description="Why it cannot be read.")
+    raw: str = Field(description="The stored JSON, as it was.")
+
+
+def read_item(raw: bytes | str) -> InboxItem | UnreadableItem:
+    """Parse a stored inbox item; an entry no version of the runtime could read is reported."""
+    try:
+        return _ITEM.validate_json(raw)
+    except ValidationError as exc:
+        reason = "; ".join(error["msg"] for error in exc.errors(include_url=False)[:3])
+    except (ValueError, RecursionError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    return UnreadableItem(reason=reason[:300], raw=text)

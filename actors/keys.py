@@ -22,6 +22,8 @@ key                                     type    holds
 {p}:session:{session_id}:events         stream  event log; entry field `e` = event JSON
 {p}:session:{session_id}:inbox          stream  mailbox; entry field `i` = InboxItem JSON
 {p}:session:{session_id}:inbox_seen     set     item ids already accepted (idempotency)
+{p}:session:{session_id}:dead           stream  inbox items set aside (unreadable, or failing)
+{p}:session:{session_id}:attempts       hash    inbox stream id -> failed drains of it
 {p}:session:{session_id}:run            hash    the reply in progress (id, cursor, items)
 {p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
@@ -32,8 +34,27 @@ key                                     type    holds
 
 from __future__ import annotations
 
+import re
+
+from actors.errors import InvalidId
+
 DEFAULT_KEY_PREFIX = "troupe"
 """The prefix of a deployment that names none."""
+
+ID_PATTERN = r"^[A-Za-z0-9_.@+\-]{1,128}$"
+"""What a record id may be: no `:` (it would reach another key), no glob or control characters."""
+_ID = re.compile(ID_PATTERN)
+
+
+def checked_id(record_id: str) -> str:
+    """Return `record_id` if it can name a record.
+
+    Raises:
+        InvalidId: it cannot (a caller pasting `<id>:state` gets this, never another key).
+    """
+    if not _ID.fullmatch(record_id):
+        raise InvalidId(record_id)
+    return record_id
 
 
 class Keys:
@@ -44,7 +65,7 @@ class Keys:
 
     def agent(self, agent_id: str) -> str:
         """AgentRecord JSON."""
-        return f"{self.prefix}:agent:{agent_id}"
+        return f"{self.prefix}:agent:{checked_id(agent_id)}"
 
     def workspace_placement(self) -> str:
         """Hash: workspace (JSON [user_id, workspace id]) -> JSON {node, moved_from, at}."""
@@ -52,11 +73,11 @@ class Keys:
 
     def credential(self, credential_id: str) -> str:
         """CredentialRecord JSON."""
-        return f"{self.prefix}:credential:{credential_id}"
+        return f"{self.prefix}:credential:{checked_id(credential_id)}"
 
     def session(self, session_id: str) -> str:
         """SessionRecord JSON."""
-        return f"{self.prefix}:session:{session_id}"
+        return f"{self.prefix}:session:{checked_id(session_id)}"
 
     def user_index(self, user_id: str, kind: str) -> str:
         """Ids of one kind of record a user owns (`agents`, `sessions`, `mcps`, ...)."""
@@ -64,11 +85,11 @@ class Keys:
 
     def library_mcp(self, mcp_id: str) -> str:
         """MCPRecord JSON (its config encrypted)."""
-        return f"{self.prefix}:mcp:{mcp_id}"
+        return f"{self.prefix}:mcp:{checked_id(mcp_id)}"
 
     def library_skill(self, skill_id: str) -> str:
         """SkillRecord JSON."""
-        return f"{self.prefix}:skill:{skill_id}"
+        return f"{self.prefix}:skill:{checked_id(skill_id)}"
 
     def library_skill_files(self, skill_id: str) -> str:
         """SkillBundle JSON of a library skill."""
@@ -102,6 +123,14 @@ class Keys:
         """Accepted inbox item ids."""
         return f"{self.session(session_id)}:inbox_seen"
 
+    def dead_letters(self, session_id: str) -> str:
+        """Inbox items set aside: entry fields `i` (the stored item), `id`, `reason`."""
+        return f"{self.session(session_id)}:dead"
+
+    def attempts(self, session_id: str) -> str:
+        """Failed drains per inbox stream id."""
+        return f"{self.session(session_id)}:attempts"
+
     def run(self, session_id: str) -> str:
         """The reply in progress."""
         return f"{self.session(session_id)}:run"
@@ -132,6 +161,8 @@ class Keys:
             self.events(session_id),
             self.inbox(session_id),
             self.inbox_seen(session_id),
+            self.dead_letters(session_id),
+            self.attempts(session_id),
             self.run(session_id),
             self.lease(session_id),
         ]

@@ -209,6 +209,10 @@ class SessionStatus(StrEnum):
     IDLE = "idle"
     AWAITING_PERMISSION = "awaiting_permission"
     AWAITING_EXTERNAL_RESULT = "awaiting_external_result"
+    QUEUED = "queued"
+    """Inputs wait in the inbox for the session's owner to take them."""
+    STARTING = "starting"
+    """Inputs wait in the inbox of a session whose owner has never been activated yet."""
 
 
 class UserOrigin(BaseModel):

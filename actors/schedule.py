@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 
 from actors.cron import cron_trigger
 from actors.errors import NotFound, SessionNotFound
-from actors.keys import Keys
+from actors.keys import Keys, checked_id
 from actors.records import ChatModelConfig, SessionRecord, _Record
 from actors.storage import RedisStorage
 from agent_core._ids import now_iso
@@ -126,7 +126,7 @@ class ScheduleKeys(Keys):
 
     def schedule(self, schedule_id: str) -> str:
         """ScheduleRecord JSON."""
-        return f"{self.prefix}:schedule:{schedule_id}"
+        return f"{self.prefix}:schedule:{checked_id(schedule_id)}"
 
     def schedules(self) -> str:
         """Every schedule id."""

@@ -47,6 +47,10 @@ class SchedulerControl(Protocol):
         """
         ...
 
+    async def health(self) -> str:
+        """`ok ...` when the scheduler is timing schedules; raises when it cannot be reached."""
+        ...
+
     async def close(self) -> None:
         """Release what the control holds (a Ray-hosted scheduler keeps running)."""
         ...
@@ -95,6 +99,10 @@ class ScheduleService:
     async def start(self) -> None:
         """Make sure the scheduler runs, so schedules fire without waiting for a request."""
         await self._control.start()
+
+    async def health(self) -> str:
+        """The scheduler's status for `/health` (`ok ...`, or raises when it cannot be reached)."""
+        return await self._control.health()
 
     async def aclose(self) -> None:
         """Release the scheduler control (an in-process scheduler stops)."""

@@ -121,6 +121,12 @@ class Scheduler:
             self._reconciler = asyncio.get_running_loop().create_task(self._reconcile_forever())
             await self.reconcile()
 
+    async def health(self) -> str:
+        """`ok (N schedules)` while timing, else not started."""
+        if self._aps is None:
+            return "unavailable: the scheduler has not started"
+        return f"ok ({len(self._jobs)} schedules)"
+
     async def close(self) -> None:
         """Stop timing (the records stay; the next `start` resumes from them)."""
         if self._reconciler is not None:

@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from actors.announcements import AnnounceChangesMiddleware
+from actors.dead_letter import DeadLetters
 from actors.dispatch import Mailbox
 from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
@@ -98,6 +99,7 @@ class SessionRuntime:
         self._schedules = schedules
         self._extensions = extensions or AgentExtensions()
         self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
+        self._dead_letters = DeadLetters(storage, mailbox.bus, session_id)
         self._fence: int | None = None
         self._state: AgentState | None = None
         self._drain_task: asyncio.Task[None] | None = None
@@ -172,22 +174,28 @@ class SessionRuntime:
             await self._model.aclose()
 
     async def _drain(self) -> None:
+        taken: list[str] = []
         try:
             await self.activate()
             while True:
                 self._woken_again = False
-                pending = await self._bus.pending(self.session_id)
+                taken = []
+                pending = await self._dead_letters.screen(*self._owned())
                 if not pending:
                     await self._bus.forget_inbox_if_empty(self.session_id)
                     if self._woken_again:
                         continue
                     return
                 batch = _first_batch(pending)
+                # A reply to leading hints takes the first of them.
+                taken = [stream_id for stream_id, _ in batch or pending[:1]]
                 self._reply_task = asyncio.create_task(self._reply(batch))
                 await self._reply_task
-        except Exception:
-            # Items stay in the inbox; the next wake (or the sweeper) drives them again.
+        except Exception as exc:
+            # Items stay in the inbox; the next wake (or the sweeper) drives them again, until
+            # they have failed too often and are set aside.
             log.exception("session %s: draining the inbox failed", self.session_id)
+            await self._dead_letters.count_failure(taken, exc)
 
     async def _reply(self, batch: list[tuple[str, InboxItem]]) -> None:
         state, fence = self._owned()

@@ -36,6 +36,7 @@ from agent_core.credential import CredentialBase
 from serve.body_limit import BodyLimit
 from serve.console import install_console
 from serve.errors import install_error_handlers
+from serve.json_limits import JsonLimits
 from serve.routes import (
     agents,
     chat,
@@ -268,6 +269,7 @@ def build_app(
     install_error_handlers(app)
     install_console(app)
     app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
+    app.add_middleware(JsonLimits)
     routers = (
         health,
         agents,

@@ -8,14 +8,41 @@ from typing import Any
 
 from fastapi import FastAPI
 from ray import serve
+from ray.exceptions import TaskCancelledError
 from ray.serve._private.constants import SERVE_LOGGER_NAME
 from ray.serve.schema import LoggingConfig
 from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actors.settings import RuntimeSettings
 from serve.app import create_app
 
 APP_NAME = "troupe"
+
+
+class ClientGone:
+    """ASGI middleware: a request Serve cancelled because its client left reads as a disconnect.
+
+    Once the proxy cancels a request (the client closed its connection), a replica's `receive`
+    raises Ray's `TaskCancelledError`. A streaming response (every SSE stream) waits on
+    `receive` for the disconnect, so without this the error would escape the app: a logged
+    traceback for each stream a client closes. ASGI's word for it is `http.disconnect`.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        """Wrap `app`."""
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve the request; a cancelled `receive` answers `http.disconnect`."""
+
+        async def receive_or_disconnect() -> Message:
+            try:
+                return await receive()
+            except TaskCancelledError:
+                return {"type": "http.disconnect"}
+
+        await self.app(scope, receive_or_disconnect, send)
 
 
 def _app_builder(
@@ -24,7 +51,9 @@ def _app_builder(
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
         settings = RuntimeSettings.model_validate(settings_payload)
-        return create_app(settings=settings, extra_middlewares=middlewares)
+        return create_app(
+            settings=settings, extra_middlewares=[Middleware(ClientGone), *middlewares]
+        )
 
     return build
 

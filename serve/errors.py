@@ -3,7 +3,8 @@
 `detail` is what AgentScope's clients read: a string, or FastAPI's list of field errors for a
 422. `error` is Troupe's typed form: `type` names the runtime error (`SessionNotFound`,
 `SessionBusy`, ...), the validation failure (`ValidationError`) or, for plain HTTP errors, the
-status (`NotFound`, `Unauthorized`, `MethodNotAllowed`, ...); `message` is readable text.
+status (`NotFound`, `Unauthorized`, `MethodNotAllowed`, ...); `message` is readable text. A 500
+also carries `request_id` (and the `X-Request-ID` header), logged with its traceback.
 
 Runtime errors map to statuses here (a closed set); anything else is a logged 500.
 """
@@ -11,6 +12,7 @@ Runtime errors map to statuses here (a closed set); anything else is a logged 50
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -35,6 +37,7 @@ from actors.client import (
 from actors.errors import (
     InboxFull,
     InvalidDownloadToken,
+    InvalidId,
     InvalidRequest,
     NotFound,
     RuntimeErrorBase,
@@ -46,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _STATUS: list[tuple[type[Exception], int]] = [
     (NotFound, 404),
+    (InvalidId, 422),
     (InvalidRequest, 409),
     (InboxFull, 429),
     (StorageUnavailable, 503),
@@ -68,15 +72,16 @@ def error_response(
     message: str,
     detail: Any = None,
     headers: Mapping[str, str] | None = None,
+    request_id: str | None = None,
 ) -> JSONResponse:
-    """The API's error body; `detail` defaults to `message`."""
+    """The API's error body; `detail` defaults to `message`; `request_id` joins `error`."""
     retry = {"Retry-After": "1"} if status in (429, 503) else {}
+    error = {"type": kind, "message": message}
+    if request_id is not None:
+        error["request_id"] = request_id
     return JSONResponse(
         status_code=status,
-        content={
-            "detail": message if detail is None else detail,
-            "error": {"type": kind, "message": message},
-        },
+        content={"detail": message if detail is None else detail, "error": error},
         headers={**retry, **(headers or {})} or None,
     )
 
@@ -119,9 +124,23 @@ def _describe(error: Mapping[str, Any]) -> str:
     return f"{location}: {error.get('msg', 'invalid')}" if location else str(error.get("msg"))
 
 
-async def _internal_error(_: Request, exc: Exception) -> JSONResponse:
-    log.error("unhandled error", exc_info=exc)
-    return error_response(500, "InternalError", "internal error")
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # The id ties the client's report to the logged traceback; the body shows nothing else.
+    request_id = uuid.uuid4().hex
+    log.error(
+        "unhandled error in %s %s (request %s)",
+        request.method,
+        request.url.path,
+        request_id,
+        exc_info=exc,
+    )
+    return error_response(
+        500,
+        "InternalError",
+        f"internal error (request {request_id})",
+        headers={"X-Request-ID": request_id},
+        request_id=request_id,
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -7,9 +7,10 @@ workspace persists.
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent_core.mcp import HttpMCPConfig, MCPClientConfig, StdioMCPConfig
 from workspaces import GitStatus, InstalledSkill, MCPStatus
@@ -169,7 +170,18 @@ class MCPClientStatusBody(MCPClientBody):
 class AddSkillRequest(_Body):
     """`POST /workspace/skill`: a skill directory on the server's filesystem to install."""
 
-    skill_path: str = Field(min_length=1, description="The skill directory (holding SKILL.md).")
+    skill_path: str = Field(
+        min_length=1, description="The skill directory (holding SKILL.md): an absolute path."
+    )
+
+    @field_validator("skill_path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        # A relative path would resolve against the server's working directory, which a
+        # client neither knows nor should learn from the error.
+        if not PurePosixPath(value).is_absolute():
+            raise ValueError("must be an absolute path on the server")
+        return value
 
 
 class SkillBody(_Body):

@@ -74,7 +74,9 @@ class SessionStatus(_Answer):
     """`GET /sessions/{id}/status`."""
 
     session_id: str
-    status: Literal["running", "idle", "awaiting_permission", "awaiting_external_result"]
+    status: Literal[
+        "running", "idle", "awaiting_permission", "awaiting_external_result", "queued", "starting"
+    ]
 
 
 class Event(_Answer):

@@ -147,7 +147,11 @@ async def test_session_model_config_must_match_its_credential(api: httpx.AsyncCl
 async def test_health_reports_components(api: httpx.AsyncClient) -> None:
     body = (await api.get("/health")).json()
     assert body["status"] == "ok"
-    assert body["components"] == {"redis": "ok", "workspaces": "ok (sandbox)"}
+    assert body["components"] == {
+        "redis": "ok",
+        "workspaces": "ok (sandbox)",
+        "scheduler": "ok (0 schedules)",
+    }
     assert body["version"]
 
 

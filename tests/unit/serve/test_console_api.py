@@ -91,7 +91,10 @@ async def test_a_team_shows_each_sessions_status_and_inbox_depth(service: Servic
             "name": "crew",
             "description": "one worker",
             "leader": {"name": "Lead", "session_id": leader, "status": "idle", "inbox_depth": 0},
-            "members": [{"name": "w1", "session_id": worker, "status": "idle", "inbox_depth": 2}],
+            # Its inputs wait for an owner that was never activated.
+            "members": [
+                {"name": "w1", "session_id": worker, "status": "starting", "inbox_depth": 2}
+            ],
         }
 
     await runtime.storage.delete_session("alice", worker)  # gone, still on the roster

@@ -70,7 +70,8 @@ def assert_error_shape(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
     body = response.json()
     assert set(body) == {"detail", "error"}, body
-    assert set(body["error"]) == {"type", "message"}, body
+    # A 500 also names the request, so a report can be matched with the logged traceback.
+    assert set(body["error"]) == {"type", "message"} | ({"request_id"} if status == 500 else set())
     assert isinstance(body["error"]["type"], str)
     assert body["error"]["type"]
     assert isinstance(body["error"]["message"], str)
@@ -172,5 +173,12 @@ async def failing_api(redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
 async def test_unhandled_error_is_a_500_without_internals(failing_api: httpx.AsyncClient) -> None:
     response = await failing_api.get("/boom")
     error = assert_error_shape(response, 500)
-    assert error["error"] == {"type": "InternalError", "message": "internal error"}
+    request_id = error["error"]["request_id"]
+    assert error["error"] == {
+        "type": "InternalError",
+        "message": f"internal error (request {request_id})",
+        "request_id": request_id,
+    }
+    assert len(request_id) == 32
+    assert response.headers["x-request-id"] == request_id
     assert "secret" not in response.text
