@@ -94,7 +94,8 @@ async def test_a_retried_write_is_applied_once(redis: Redis) -> None:
     assert not (await committer.commit(SID, fence, begin))[0]
     first = await committer.commit(SID, fence, append)
     again = await committer.commit(SID, fence, append)
-    assert first[0] and not again[0]
+    assert first[0]
+    assert not again[0]
     assert first[1] == again[1]
     assert await event_names(bus) == ["REPLY_START"]
 
@@ -160,7 +161,7 @@ async def test_writes_ride_out_a_redis_restart(tmp_path_factory: pytest.TempPath
         storage, bus = parts(redis)
         writer = ReplyWriter(storage, bus, SID, await bus.acquire_lease(SID), outage_grace=30)
         state = AgentState(session_id=SID)
-        start, msg = start_reply(state, [UserMsg("user", "hi", id="u1")])
+        start, _ = start_reply(state, [UserMsg("user", "hi", id="u1")])
         await writer.write(start, state)
         server.stop()
         delta = TextBlockDeltaEvent(reply_id="r1", block_id="b1", delta="x")

@@ -7,12 +7,14 @@ before the old one is torn down, so nothing the old one does afterwards reaches 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from actors.client import InProcessDispatcher
+from actors.client import InProcessDispatcher, RedisMessageBus
+from actors.redis_connect import connect
 from actors.settings import RuntimeSettings
 from serve import create_app
 from serve.client import Event, ModelChoice, TroupeClient
@@ -41,9 +43,8 @@ def model() -> Iterator[OpenAIWireServer]:
 async def service(redis_url: str) -> AsyncIterator[tuple[TroupeClient, CrashingDispatcher]]:
     settings = RuntimeSettings(redis_url=redis_url, tool_timeout=60)
     app = create_app(settings=settings, dispatcher=CrashingDispatcher)
-    async with served(app) as base_url:
-        async with TroupeClient(base_url, user=f"user-{uuid.uuid4().hex[:8]}") as client:
-            yield client, app.state.runtime.dispatcher
+    async with served(app) as base_url, TroupeClient(base_url, user=f"u-{uuid.uuid4().hex}") as c:
+        yield c, app.state.runtime.dispatcher
 
 
 async def new_session(troupe: TroupeClient, model: OpenAIWireServer) -> tuple[str, str]:
@@ -55,8 +56,16 @@ async def new_session(troupe: TroupeClient, model: OpenAIWireServer) -> tuple[st
     return agent_id, await troupe.create_session(agent_id, choice, name="test")
 
 
-async def reply_events(troupe: TroupeClient, session_id: str) -> list[Event]:
-    events = []
+async def wait_for_status(troupe: TroupeClient, session_id: str, status: str) -> None:
+    async with asyncio.timeout(30):
+        while (await troupe.session_status(session_id)).status != status:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+
+
+async def reply_events(
+    troupe: TroupeClient, session_id: str, events: list[Event] | None = None
+) -> list[Event]:
+    events = [] if events is None else events
     async for event in troupe.events(session_id, after="0"):
         events.append(event)
         if event.type == "REPLY_END":
@@ -98,6 +107,7 @@ async def test_a_reply_cut_between_steps_continues_with_the_same_id(
     assert str(last).count("what time is it?") == 1
     assert any(m["role"] == "tool" for m in last)
     assert (await troupe.session_status(session_id)).status == "idle"
+    assert (await troupe.doctor(session_id))["violations"] == []
 
 
 async def test_a_running_command_is_reported_interrupted_not_run_again(
@@ -105,13 +115,18 @@ async def test_a_running_command_is_reported_interrupted_not_run_again(
 ) -> None:
     troupe, dispatcher = service
     agent_id, session_id = await new_session(troupe, model)
+    bypass = await troupe._http.patch(
+        f"/sessions/{session_id}", json={"permission_mode": "bypass"}
+    )
+    assert bypass.status_code == 200, bypass.text
     command = {"command": "sleep 30 && echo done", "description": "wait"}
     model.push(ScriptedReply(tool_calls=[("b1", "Bash", command)]))
-    stream = asyncio.create_task(reply_events(troupe, session_id))
+    seen: list[Event] = []
+    stream = asyncio.create_task(reply_events(troupe, session_id, seen))
     await troupe.send(agent_id, session_id, "run it")
-    await asyncio.to_thread(model.wait_for_requests, 1, 30)
-    while (await troupe.session_status(session_id)).status != "running":
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(30):
+        while not any(e.type == "TOOL_RESULT_START" for e in seen):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
 
     model.push(ScriptedReply(text="The command was cut off."))
     await dispatcher.crash(session_id)
@@ -122,3 +137,21 @@ async def test_a_running_command_is_reported_interrupted_not_run_again(
     assert [e.data["state"] for e in ends] == ["interrupted"]
     tool_messages = [m for m in model.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "restarted" in str(tool_messages[-1]["content"])
+    assert (await troupe.doctor(session_id))["violations"] == []
+
+
+async def test_the_doctor_finds_a_reply_answered_twice(
+    service: tuple[TroupeClient, CrashingDispatcher], model: OpenAIWireServer, redis_url: str
+) -> None:
+    troupe, _ = service
+    agent_id, session_id = await new_session(troupe, model)
+    model.push(ScriptedReply(text="Once."))
+    events = [e async for e in troupe.chat(agent_id, session_id, "hi")]
+    assert (await troupe.doctor(session_id))["violations"] == []
+    bus = RedisMessageBus(connect(redis_url))
+    await bus.redis.xadd(bus.keys.events(session_id), {"e": json.dumps(events[-1].data)})
+    await bus.aclose()
+    await bus.redis.aclose()
+
+    audit = await troupe.doctor(session_id)
+    assert audit["violations"] == [f"reply {events[0].reply_id} ended 2 times"]

@@ -25,6 +25,7 @@ from agent_core.tool import FunctionTool, Toolkit
 
 calls: list[str] = []
 release = asyncio.Event()
+started = asyncio.Event()
 
 
 async def lookup(key: str) -> str:
@@ -34,6 +35,7 @@ async def lookup(key: str) -> str:
         key: The key.
     """
     calls.append(f"lookup {key}")
+    started.set()
     await release.wait()
     return f"value of {key}"
 
@@ -45,6 +47,7 @@ async def launch(target: str) -> str:
         target: What to launch.
     """
     calls.append(f"launch {target}")
+    started.set()
     await release.wait()
     return "launched"
 
@@ -63,6 +66,7 @@ def bypass() -> AgentState:
 async def cut_while_running(tool: str) -> tuple[AgentState, str]:
     """Run a reply until its tool call is running, then drop it as a crash would."""
     release.clear()
+    started.clear()
     calls.clear()
     model = ScriptedChatModel(
         [
@@ -82,8 +86,7 @@ async def cut_while_running(tool: str) -> tuple[AgentState, str]:
             break
     # The call runs while the host waits for its next event; then the process dies.
     pending = asyncio.ensure_future(anext(stream))
-    while not calls:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(started.wait(), 10)
     pending.cancel()
     start = events[0]
     assert isinstance(start, ReplyStartEvent)
