@@ -115,9 +115,7 @@ async def test_a_running_command_is_reported_interrupted_not_run_again(
 ) -> None:
     troupe, dispatcher = service
     agent_id, session_id = await new_session(troupe, model)
-    bypass = await troupe._http.patch(
-        f"/sessions/{session_id}", json={"permission_mode": "bypass"}
-    )
+    bypass = await troupe._http.patch(f"/sessions/{session_id}", json={"permission_mode": "bypass"})
     assert bypass.status_code == 200, bypass.text
     command = {"command": "sleep 30 && echo done", "description": "wait"}
     model.push(ScriptedReply(tool_calls=[("b1", "Bash", command)]))
