@@ -153,3 +153,28 @@ async def test_the_doctor_finds_a_reply_answered_twice(
 
     audit = await troupe.doctor(session_id)
     assert audit["violations"] == [f"reply {events[0].reply_id} ended 2 times"]
+
+
+async def test_a_background_result_wakes_the_session(
+    redis_url: str, model: OpenAIWireServer
+) -> None:
+    settings = RuntimeSettings(redis_url=redis_url, tool_timeout=1)
+    app = create_app(settings=settings, dispatcher=CrashingDispatcher)
+    async with served(app) as base_url, TroupeClient(base_url, user="bg") as troupe:
+        agent_id, session_id = await new_session(troupe, model)
+        await troupe._http.patch(f"/sessions/{session_id}", json={"permission_mode": "bypass"})
+        model.push(
+            ScriptedReply(tool_calls=[("bg1", "Bash", {"command": "sleep 2; echo slept"})]),
+            ScriptedReply(text="It runs in the background."),
+            ScriptedReply(text="The command finished."),
+        )
+        await troupe.send(agent_id, session_id, "run it")
+        ends = 0
+        async with asyncio.timeout(60):
+            async for event in troupe.events(session_id, after="0"):
+                ends += event.type == "REPLY_END"
+                if ends == 2:
+                    break
+        transcript = await troupe.transcript(session_id)
+        assert "slept" in str(transcript.messages[-1]["content"])
+        assert (await troupe.doctor(session_id))["violations"] == []
