@@ -60,6 +60,7 @@ class Session:
     session_id: str
     sent: list[str] = field(default_factory=list)
     stuck: bool = False
+    refusals: list[str] = field(default_factory=list)
     replies_done: list[float] = field(default_factory=list)
 
 
@@ -85,11 +86,12 @@ async def drive(api: httpx.AsyncClient, session: Session, turns: int) -> None:
         text = f"{session.session_id} turn {turn}" + (f" {PROBE}" if turn == 1 else "")
         for _ in range(60):  # the API may be down (replica fault): retry until accepted
             try:
-                response = await post_chat(api, session.agent_id, session.session_id, text)
+                response = await post_chat(api, session.agent_id, session.session_id, text, USER)
                 if response.status_code == 200:
                     break
-            except httpx.HTTPError:
-                pass
+                session.refusals.append(f"{response.status_code} {response.text[:200]}")
+            except httpx.HTTPError as exc:
+                session.refusals.append(repr(exc))
             await asyncio.sleep(0.5)
         else:
             session.stuck = True
@@ -191,6 +193,9 @@ async def run(fault: str, count: int, turns: int, hosts: int) -> None:
     print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
     print(f"  invariant violations (doctor): {violations}")
     print(f"  background probes completed: {probes}/{count}")
+    refusals = [r for s in sessions for r in s.refusals]
+    if refusals:
+        print(f"  chat posts refused/failed: {len(refusals)}, e.g. {refusals[0]}")
     if recovery:
         print(
             f"  faulted sessions: {len(recovery)}, answering again after the fault: "
