@@ -151,8 +151,12 @@ async def run(fault: str, count: int, turns: int, hosts: int) -> None:
                 for _ in range(count)
             ]
             drivers = [asyncio.create_task(drive(api, s, turns)) for s in sessions]
-            await asyncio.sleep(4)  # replies in full swing
-            faulted = await running_sessions(api, sessions)
+            faulted: list[str] = []
+            for _ in range(120):  # strike while replies are in full swing
+                faulted = await running_sessions(api, sessions)
+                if len(faulted) >= max(1, count // 4):
+                    break
+                await asyncio.sleep(0.25)
             fault_at = time.monotonic()
             if fault == "actor":
                 hit = kill_actors(stack.settings, faulted)
