@@ -68,7 +68,11 @@ async def wait_answered(api: httpx.AsyncClient, session: Session, text: str) -> 
     """Wait until `text` has an assistant reply after it; False if it never gets one."""
     deadline = time.monotonic() + TURN_DEADLINE
     while time.monotonic() < deadline:
-        page = await api.get(f"/sessions/{session.session_id}/messages?limit=200", headers=USER)
+        try:
+            page = await api.get(f"/sessions/{session.session_id}/messages?limit=200", headers=USER)
+        except httpx.HTTPError:  # the API itself may be down (replica fault)
+            await asyncio.sleep(0.25)
+            continue
         if page.status_code == 200:
             history = page.json()["messages"]
             texts = [_text(m) for m in history]
@@ -136,7 +140,10 @@ def kill_replicas() -> int:
 async def running_sessions(api: httpx.AsyncClient, sessions: list[Session]) -> list[str]:
     running = []
     for session in sessions:
-        status = await api.get(f"/sessions/{session.session_id}/status", headers=USER)
+        try:
+            status = await api.get(f"/sessions/{session.session_id}/status", headers=USER)
+        except httpx.HTTPError:
+            continue
         if status.status_code == 200 and status.json()["status"] == "running":
             running.append(session.session_id)
     return running
