@@ -95,6 +95,10 @@ class SessionActor:
         self._runtimes: dict[str, SessionRuntime] = {}
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
+        context = ray.get_runtime_context()
+        if context.was_current_actor_reconstructed:
+            # Its sessions' replies were cut: resume them now rather than at the next sweep.
+            context.current_actor.resume_cut_replies.remote(context.get_actor_name())
 
     def _runtime(self, session_id: str) -> SessionRuntime:
         runtime = self._runtimes.get(session_id)
@@ -108,6 +112,7 @@ class SessionActor:
                 tool_timeout=self._settings.tool_timeout,
                 schedules=self._schedules,
                 extensions=self._extensions,
+                outage_grace=self._settings.stream_outage_grace,
             )
         if self._idle_watch is None:
             self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
@@ -120,6 +125,14 @@ class SessionActor:
         if self._dedicated:
             await self._redis.zadd(self._keys.live(), {session_id: time.time()})
             await self._enforce_live_cap(session_id)
+
+    async def resume_cut_replies(self, name: str) -> None:
+        """After a restart: wake the sessions hosted under actor `name` that have work left."""
+        hosts = self._settings.session_hosts
+        for session_id in await self._mailbox.bus.sessions_with_inbox():
+            mine = host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
+            if mine == name:
+                await self.wake(session_id)
 
     async def interrupt(self, session_id: str) -> bool:
         """Interrupt the session's running reply; return whether one was running."""

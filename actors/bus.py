@@ -66,11 +66,17 @@ DEFAULT_EVENT_LOG_MAXLEN = 10_000
 
 @dataclass(frozen=True)
 class RunMarker:
-    """The reply in progress: its id, the log cursor before it, the inbox items it consumes."""
+    """The reply in progress: its id, the log cursor before it, the inbox items it consumes.
+
+    `checkpoint` is the last event the saved state includes ("" = none after `cursor`) and
+    `seq` the number of the run's last write (-1: none yet).
+    """
 
     reply_id: str
     cursor: str
     item_ids: list[str]
+    checkpoint: str = ""
+    seq: int = -1
 
 
 def _text(value: bytes | str) -> str:
@@ -249,7 +255,13 @@ class RedisMessageBus(RedisOwner):
         if not raw:
             return None
         fields = {_text(k): _text(v) for k, v in raw.items()}
-        return RunMarker(fields["reply_id"], fields["cursor"], json.loads(fields["items"]))
+        return RunMarker(
+            fields["reply_id"],
+            fields["cursor"],
+            json.loads(fields["items"]),
+            fields.get("checkpoint", ""),
+            int(fields.get("seq", -1)),
+        )
 
     async def cursor_snapshot(self, session_id: str) -> tuple[bool, str]:
         """Return (is_running, cursor): reading the log after `cursor` misses nothing.

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from actors._redis_errors import storage_errors
+from actors.audit import SessionAudit, audit_session
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox, SessionDispatcher
 from actors.download_tokens import DownloadTokens
@@ -426,6 +427,15 @@ class RuntimeClient:
         status = await self._status(session_id)
         return MemberStatus(name, session_id, status, await self.bus.inbox_depth(session_id))
 
+    async def audit(self, user_id: str, session_id: str) -> SessionAudit:
+        """Check the session's durable invariants (`troupe doctor`).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        await self.storage.load_session(user_id, session_id)
+        return await audit_session(self.storage, self.bus, session_id)
+
     async def interrupt(self, user_id: str, session_id: str) -> None:
         """Interrupt the running reply, or close a parked one (idempotent; idle: no-op).
 
@@ -585,6 +595,7 @@ __all__ = [
     "RedisMessageBus",
     "RedisStorage",
     "RuntimeClient",
+    "SessionAudit",
     "SessionDispatcher",
     "SkillRecord",
     "TeamStatus",

@@ -21,6 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from actors.bus import RedisMessageBus
 from actors.errors import SessionFenced, StorageUnavailable
 from actors.items import InboxItem, UnreadableItem
+from actors.reply_writer import ReplyWriter
 from actors.storage import RedisStorage
 from agent_core._ids import new_id
 from agent_core.event import ReplyEndEvent, ReplyStartEvent
@@ -59,14 +60,14 @@ class DeadLetters:
         self._session_id = session_id
         self.max_attempts = max_attempts
 
-    async def screen(self, state: AgentState, fence: int) -> list[tuple[str, InboxItem]]:
+    async def screen(self, state: AgentState, writer: ReplyWriter) -> list[tuple[str, InboxItem]]:
         """Return the pending items, oldest first, after setting aside the poison ones.
 
-        The items set aside are answered by one error reply, committed to `state` (the
-        session's owner's) under `fence`.
+        The items set aside are answered by one error reply, written to `state` (the
+        session's owner's) by the owner's `writer`.
 
         Raises:
-            SessionFenced: `fence` is not the session's current lease.
+            SessionFenced: a newer owner holds the session.
         """
         entries = await self._bus.entries(self._session_id)
         if not entries:
@@ -84,7 +85,7 @@ class DeadLetters:
             else:
                 keep.append((stream_id, item))
         if aside:
-            await self._set_aside(state, fence, aside)
+            await self._set_aside(state, writer, aside)
         return keep
 
     async def count_failure(self, stream_ids: list[str], exc: BaseException) -> None:
@@ -106,7 +107,7 @@ class DeadLetters:
             log.warning("session %s: counting a failed drain failed", self._session_id)
 
     async def _set_aside(
-        self, state: AgentState, fence: int, aside: list[tuple[str, str, str]]
+        self, state: AgentState, writer: ReplyWriter, aside: list[tuple[str, str, str]]
     ) -> None:
         sid = self._session_id
         keys = self._bus.keys
@@ -126,15 +127,12 @@ class DeadLetters:
             finished_reason=ReplyFinishedReason.ERROR,
             error=ErrorInfo(type=ErrorType.INVALID_REQUEST, message=_message(aside)),
         )
+        # The writer deletes the items in the same commit that begins the reply.
+        writer.expect_inputs([], ids)
+        await writer.write(start, state)
         reply.append_event(end)
         state.context.append(reply)
-        # The reply's write order: marker (with the items, so a crash here still acknowledges
-        # them), start, commit (dropping the items), end, marker cleared.
-        await self._bus.mark_running(sid, reply.id, ids, fence)
-        await self._bus.append_event(sid, start, fence)
-        await self._storage.commit_turn(sid, state, [reply], ids, fence)
-        await self._bus.append_event(sid, end, fence)
-        await self._bus.clear_running(sid, fence)
+        await writer.write(end, state)
         await self._bus.redis.hdel(keys.attempts(sid), *ids)
 
     async def _agent_name(self) -> str:

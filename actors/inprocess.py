@@ -56,6 +56,7 @@ class InProcessDispatcher:
                 tool_timeout=self._settings.tool_timeout,
                 schedules=self.schedules,
                 extensions=self._extensions,
+                outage_grace=self._settings.stream_outage_grace,
             )
         return self._runtimes[session_id]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from actors.bus import RedisMessageBus
 from actors.items import HintItem
+from actors.outage import OUTAGE_ERRORS
 from agent_core.message import HintBlock, ToolCallBlock, ToolResultState
 from agent_core.tool.base import ToolChunk
 
@@ -33,9 +34,13 @@ class InboxHints:
         self.consumed.extend(item_ids)
 
     async def drain(self) -> list[HintBlock]:
-        """Return the hint items that arrived since the last call."""
+        """Return the hint items that arrived since the last call (none while Redis is down)."""
         hints: list[HintBlock] = []
-        for stream_id, item in await self._bus.pending(self._session_id):
+        try:
+            pending = await self._bus.pending(self._session_id)
+        except OUTAGE_ERRORS:
+            return hints  # they stay in the inbox: a later step takes them
+        for stream_id, item in pending:
             if isinstance(item, HintItem) and stream_id not in self.consumed:
                 self.consumed.append(stream_id)
                 hints.append(item.block())

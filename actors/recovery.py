@@ -1,58 +1,45 @@
-"""Closing a reply that a crash cut short, from what its event log recorded."""
+"""Rebuilding a reply that a crash cut short: its last checkpoint plus what the log holds after.
+
+The state saved at a checkpoint holds the reply exactly as far as the log's checkpoint event
+(the write is atomic), so folding the reply's later events onto it gives what clients saw.
+"""
 
 from __future__ import annotations
 
 from actors.bus import RedisMessageBus, RunMarker
-from actors.storage import RedisStorage
-from agent_core.agent import ReplyBuilder
-from agent_core.event import ReplyEndEvent, ReplyStartEvent, parse_event
-from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, ReplyFinishedReason
+from agent_core.event import ReplyStartEvent, parse_event
+from agent_core.message import AssistantMsg, Msg
 from agent_core.state import AgentState, ReplyContext
 
-CRASH_MESSAGE = "The session restarted while this reply was running; the reply was closed."
+_READ_BATCH = 1_000
 
 
-async def close_interrupted_reply(
-    storage: RedisStorage,
-    bus: RedisMessageBus,
-    session_id: str,
-    state: AgentState,
-    marker: RunMarker,
-    fence: int,
-) -> None:
-    """End the reply `marker` describes with `REPLY_END(error)` and persist it.
+async def rebuild_reply(
+    bus: RedisMessageBus, session_id: str, state: AgentState, marker: RunMarker
+) -> Msg:
+    """Put the reply `marker` describes back into `state` as clients saw it; return its Msg.
 
-    The reply's Msg is rebuilt by folding its logged events (the log is what clients saw), open
-    tool calls get error results, and the inbox items it consumed are acknowledged: the user
-    sees one failed reply to their input, not a silent loss or a duplicate.
+    The reply becomes the state's reply in progress, ready for the agent to continue.
     """
-    events = []
-    for _, payload in await bus.read_events(session_id, marker.cursor, count=100_000):
-        event = parse_event(payload)
-        if getattr(event, "reply_id", None) == marker.reply_id:
-            events.append(event)
-    start = next((e for e in events if isinstance(e, ReplyStartEvent)), None)
-    name = start.name if start is not None else "assistant"
-    msg = AssistantMsg(name, [], id=marker.reply_id)
-    if start is not None:
-        msg.created_at = start.created_at
-    for event in events:
-        msg.append_event(event)
-    builder = ReplyBuilder(msg, session_id)
-    if start is None:
-        start = ReplyStartEvent(reply_id=marker.reply_id, session_id=session_id, name=name)
-        await bus.append_event(session_id, start, fence)
-    for event in builder.close_open_calls(CRASH_MESSAGE):
-        await bus.append_event(session_id, event, fence)
-    end = ReplyEndEvent(
-        reply_id=marker.reply_id,
-        session_id=session_id,
-        finished_reason=ReplyFinishedReason.ERROR,
-        error=ErrorInfo(type=ErrorType.INTERNAL, message=CRASH_MESSAGE),
-    )
-    builder.emit(end)
+    saved = state.current_reply()
+    if saved is not None and saved.id == marker.reply_id:
+        msg, after = saved, marker.checkpoint or marker.cursor
+    else:
+        # Not in the saved state (a run begun before checkpoints were kept): the log only.
+        msg, after = AssistantMsg("assistant", [], id=marker.reply_id), marker.cursor
+    while True:
+        entries = await bus.read_events(session_id, after, count=_READ_BATCH)
+        for _, payload in entries:
+            event = parse_event(payload)
+            if getattr(event, "reply_id", None) != marker.reply_id:
+                continue
+            if isinstance(event, ReplyStartEvent) and not msg.content and saved is not msg:
+                msg.name, msg.created_at = event.name, event.created_at
+            msg.append_event(event)
+        if len(entries) < _READ_BATCH:
+            break
+        after = entries[-1][0]
     state.context = [m for m in state.context if m.id != msg.id] + [msg]
-    state.reply_context = ReplyContext()
-    await storage.commit_turn(session_id, state, [msg], marker.item_ids, fence)
-    await bus.append_event(session_id, end, fence)
-    await bus.clear_running(session_id, fence)
+    if state.reply_context.reply_id != msg.id:
+        state.reply_context = ReplyContext(reply_id=msg.id)
+    return msg

@@ -7,10 +7,11 @@ Ownership: activation takes a new lease generation (fencing token); every write 
 so a replaced owner cannot write. The owner keeps the session's `AgentState` in memory and
 persists it at checkpoints (after each model call and tool result) and at the end of a reply.
 
-Write order makes every reader consistent: the run marker is set before a reply's first event;
-the reply's messages and state are committed before its `REPLY_END` is appended; the inbox items
-a reply consumed are dropped in that same commit (at-least-once delivery). A reply cut short by
-a crash is closed on the next activation (`actors.recovery`).
+The write order (begin, append, checkpoint, park, end, acknowledge inputs) is the
+`ReplyWriter`'s. A reply cut short by a crash continues on the next activation from its last
+checkpoint, with the same reply id. A drain that fails (say, Redis stayed down beyond the
+outage grace) drops the in-memory state: the retry reloads the session from Redis and
+recovers, so a reply never runs again from memory that may not match what was saved.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from typing import TYPE_CHECKING
 from actors.announcements import AnnounceChangesMiddleware
 from actors.dead_letter import DeadLetters
 from actors.dispatch import Mailbox
+from actors.errors import SessionFenced
 from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
 from actors.models import build_chat_model
 from actors.naming import opening_text, session_title
+from actors.outage import OUTAGE_ERRORS, ride_out
 from actors.records import AgentRecord, ChatModelConfig, SessionNaming, SessionRecord
-from actors.recovery import close_interrupted_reply
+from actors.reply_writer import Recovered, ReplyWriter
 from actors.schedule_tools import ScheduleContext
 from actors.storage import RedisStorage
 from actors.team import SubAgentTemplate, TeamStore, template_registry
@@ -38,17 +41,8 @@ from actors.team_tools import TeamContext
 from actors.toolbox import SessionTools, session_toolkit
 from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
-from agent_core.agent import Agent, ResumeEvent
-from agent_core.event import (
-    AgentEvent,
-    CustomEvent,
-    ModelCallEndEvent,
-    ReplyEndEvent,
-    ReplyStartEvent,
-    RequireExternalExecutionEvent,
-    RequireUserConfirmEvent,
-    ToolResultEndEvent,
-)
+from agent_core.agent import Agent, Restarted, ResumeEvent
+from agent_core.event import CustomEvent, ReplyEndEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
 from agent_core.middleware import MiddlewareBase
 from agent_core.model.base import ChatModelBase
@@ -60,8 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_CHECKPOINT_EVENTS = (ModelCallEndEvent, ToolResultEndEvent)
-_PARKING_EVENTS = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
+_MAX_RETRY_DELAY = 5.0
 
 
 class SessionRuntime:
@@ -75,6 +68,7 @@ class SessionRuntime:
         tool_timeout: Seconds before a tool call moves to the background.
         schedules: Where the session's schedule tools keep schedules (None: no such tools).
         extensions: Extra middlewares and tools for every reply's agent.
+        outage_grace: Seconds the session's writes ride out a Redis outage.
     """
 
     def __init__(
@@ -87,6 +81,7 @@ class SessionRuntime:
         tool_timeout: float = 10.0,
         schedules: ScheduleService | None = None,
         extensions: AgentExtensions | None = None,
+        outage_grace: float = 60.0,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
@@ -100,8 +95,13 @@ class SessionRuntime:
         self._extensions = extensions or AgentExtensions()
         self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
         self._dead_letters = DeadLetters(storage, mailbox.bus, session_id)
+        self._outage_grace = outage_grace
         self._fence: int | None = None
         self._state: AgentState | None = None
+        self._writer: ReplyWriter | None = None
+        self._recovered: Recovered | None = None
+        self._failures = 0
+        self._retry: asyncio.TimerHandle | None = None
         self._drain_task: asyncio.Task[None] | None = None
         self._reply_task: asyncio.Task[None] | None = None
         self._woken_again = False
@@ -121,22 +121,30 @@ class SessionRuntime:
         return self._drain_task is not None and not self._drain_task.done()
 
     async def activate(self) -> None:
-        """Take ownership (new lease), load the state, and close a reply a crash cut short."""
-        if self._fence is not None:
+        """Take ownership (new lease), load the state, and recover a reply a crash cut short."""
+        if self._writer is not None:
             return
-        self._fence = await self._bus.acquire_lease(self.session_id)
-        self._state = await self._storage.load_state(self.session_id)
-        self._state.session_id = self.session_id
-        marker = await self._bus.running(self.session_id)
-        if marker is not None:
-            await close_interrupted_reply(
-                self._storage, self._bus, self.session_id, self._state, marker, self._fence
-            )
+        sid, grace = self.session_id, self._outage_grace
+        fence = await ride_out(lambda: self._bus.acquire_lease(sid), grace)
+        state = await ride_out(lambda: self._storage.load_state(sid), grace)
+        state.session_id = sid
+        writer = ReplyWriter(self._storage, self._bus, sid, fence, grace)
+        self._recovered = await writer.recover(state)
+        self._state, self._fence, self._writer = state, fence, writer
 
     def _owned(self) -> tuple[AgentState, int]:
         if self._state is None or self._fence is None:
             raise RuntimeError(f"session {self.session_id} is used before activate()")
         return self._state, self._fence
+
+    def _owned_writer(self) -> ReplyWriter:
+        if self._writer is None:
+            raise RuntimeError(f"session {self.session_id} is used before activate()")
+        return self._writer
+
+    def _forget(self) -> None:
+        """Drop the in-memory session: the next activation reloads it from Redis."""
+        self._writer, self._state, self._fence, self._recovered = None, None, None, None
 
     async def wake(self) -> None:
         """Make sure the inbox gets drained (idempotent; cheap when already draining)."""
@@ -165,6 +173,8 @@ class SessionRuntime:
 
     async def close(self) -> None:
         """Stop draining, cancel background calls and release the model's connections."""
+        if self._retry is not None:
+            self._retry.cancel()
         for task in (self._reply_task, self._drain_task):
             if task is not None:
                 task.cancel()
@@ -177,10 +187,14 @@ class SessionRuntime:
         taken: list[str] = []
         try:
             await self.activate()
+            if self._recovered is not None:
+                recovered, self._recovered = self._recovered, None
+                self._reply_task = asyncio.create_task(self._reply([], recovered))
+                await self._reply_task
             while True:
                 self._woken_again = False
                 taken = []
-                pending = await self._dead_letters.screen(*self._owned())
+                pending = await self._dead_letters.screen(self._owned()[0], self._owned_writer())
                 if not pending:
                     await self._bus.forget_inbox_if_empty(self.session_id)
                     if self._woken_again:
@@ -191,14 +205,40 @@ class SessionRuntime:
                 taken = [stream_id for stream_id, _ in batch or pending[:1]]
                 self._reply_task = asyncio.create_task(self._reply(batch))
                 await self._reply_task
+                self._failures = 0
+        except SessionFenced:
+            log.warning("session %s: a newer owner took over; this one stops", self.session_id)
+            self._forget()
         except Exception as exc:
-            # Items stay in the inbox; the next wake (or the sweeper) drives them again, until
-            # they have failed too often and are set aside.
-            log.exception("session %s: draining the inbox failed", self.session_id)
+            # What was saved is the truth: reload it and retry (a cut reply then resumes). Items
+            # that keep failing are set aside as dead letters.
+            log.exception("session %s: draining the inbox failed; retrying", self.session_id)
+            self._forget()
             await self._dead_letters.count_failure(taken, exc)
+            self._retry_later()
+        except asyncio.CancelledError:
+            if self._writer is not None and self._writer.running is not None:
+                self._forget()  # cut mid-write: only Redis knows where the reply stands
+            raise
 
-    async def _reply(self, batch: list[tuple[str, InboxItem]]) -> None:
-        state, fence = self._owned()
+    def _retry_later(self) -> None:
+        delay = min(0.25 * 2**self._failures, _MAX_RETRY_DELAY)
+        self._failures += 1
+
+        def retry() -> None:
+            self._retry = None
+            if not self._draining:
+                self._drain_task = asyncio.create_task(
+                    self._drain(), name=f"drain:{self.session_id}"
+                )
+
+        self._retry = asyncio.get_running_loop().call_later(delay, retry)
+
+    async def _reply(
+        self, batch: list[tuple[str, InboxItem]], recovered: Recovered | None = None
+    ) -> None:
+        state, _ = self._owned()
+        writer = self._owned_writer()
         inputs = [
             m
             for _, item in batch
@@ -206,7 +246,9 @@ class SessionRuntime:
             for m in item.input
         ]
         hints = InboxHints(self._bus, self.session_id)
-        hints.take([stream_id for stream_id, _ in batch])
+        if recovered is not None:
+            hints.take(recovered.hint_ids)
+        writer.expect_inputs(inputs, [stream_id for stream_id, _ in batch])
         session = await self._storage.get_session_any_user(self.session_id)
         agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
         if session.config.permission_mode is not None:
@@ -221,22 +263,20 @@ class SessionRuntime:
                 )
                 pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
                 agent = self._agent(session, agent_record, model, kit, hints, pool, extra)
+            except OUTAGE_ERRORS:
+                raise  # not the user's problem: the drain retries once Redis is back
             except Exception as exc:
-                await self._fail_setup(agent_record.data.name, inputs, hints.consumed, exc)
+                if recovered is not None:
+                    raise
+                await self._fail_setup(agent_record.data.name, inputs, exc)
                 return
             resume = _resume_input(batch)
-            running: str | None = None
-            async for event in agent.reply_stream(resume or inputs or None):
-                reply_id = getattr(event, "reply_id", None)
-                if reply_id is not None and reply_id != running:
-                    # The run marker precedes a reply's first event (a resume echo included).
-                    await self._bus.mark_running(self.session_id, reply_id, hints.consumed, fence)
-                    running = reply_id
-                    if isinstance(event, ReplyStartEvent) and resume is None:
-                        await self._storage.commit_turn(self.session_id, state, inputs, [], fence)
-                if await self._publish(event, hints):
-                    running = None
-            if resume is None and session.config.naming.auto:
+            start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
+            async with contextlib.aclosing(agent.reply_stream(start)) as events:
+                async for event in events:
+                    writer.acknowledge(hints.consumed)
+                    await writer.write(event, state)
+            if recovered is None and resume is None and session.config.naming.auto:
                 await self._title(model, opening_text(inputs))
 
     def _agent(
@@ -303,30 +343,6 @@ class SessionRuntime:
             confine_reads=True,
         )
 
-    async def _publish(self, event: AgentEvent, hints: InboxHints) -> bool:
-        """Append `event`, committing at checkpoints; return True when the reply stopped."""
-        state, fence = self._owned()
-        sid = self.session_id
-        if isinstance(event, ReplyEndEvent):
-            reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
-            await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
-            await self._bus.append_event(sid, event, fence)
-            await self._bus.clear_running(sid, fence)
-            await self._bus.append_event(sid, CustomEvent(name="session_updated"), fence)
-            return True
-        if isinstance(event, _PARKING_EVENTS):
-            # Saved before it is announced: a client answering the request at once must find
-            # the reply parked.
-            reply = next(m for m in reversed(state.context) if m.id == event.reply_id)
-            await self._storage.commit_turn(sid, state, [reply], hints.consumed, fence)
-            await self._bus.append_event(sid, event, fence)
-            await self._bus.clear_running(sid, fence)
-            return True
-        await self._bus.append_event(sid, event, fence)
-        if isinstance(event, _CHECKPOINT_EVENTS):
-            await self._storage.commit_turn(sid, state, [], [], fence)
-        return False
-
     async def _title(self, model: ChatModelBase, text: str) -> None:
         """Replace the session's placeholder name with a title of its opening message."""
         if not text:  # no text to title (e.g. an image alone): a later turn will do
@@ -352,15 +368,16 @@ class SessionRuntime:
         self._model, self._model_config = build_chat_model(config, credential), config
         return self._model
 
-    async def _fail_setup(
-        self, agent_name: str, inputs: list[Msg], consumed: list[str], exc: Exception
-    ) -> None:
+    async def _fail_setup(self, agent_name: str, inputs: list[Msg], exc: Exception) -> None:
         """End the reply at once with a setup error the user can read and act on."""
-        state, fence = self._owned()
+        state, _ = self._owned()
+        writer = self._owned_writer()
         sid = self.session_id
         state.context.extend(inputs)
-        reply = AssistantMsg(agent_name, [], id=new_id())
-        start = ReplyStartEvent(reply_id=reply.id, session_id=sid, name=agent_name)
+        start = ReplyStartEvent(reply_id=new_id(), session_id=sid, name=agent_name)
+        reply = AssistantMsg(agent_name, [], id=start.reply_id, created_at=start.created_at)
+        state.context.append(reply)
+        await writer.write(start, state)
         end = ReplyEndEvent(
             reply_id=reply.id,
             session_id=sid,
@@ -368,12 +385,7 @@ class SessionRuntime:
             error=ErrorInfo(type=ErrorType.SETUP, message=str(exc)),
         )
         reply.append_event(end)
-        state.context.append(reply)
-        await self._bus.mark_running(sid, reply.id, consumed, fence)
-        await self._bus.append_event(sid, start, fence)
-        await self._storage.commit_turn(sid, state, [*inputs, reply], consumed, fence)
-        await self._bus.append_event(sid, end, fence)
-        await self._bus.clear_running(sid, fence)
+        await writer.write(end, state)
 
 
 def _resume_input(batch: list[tuple[str, InboxItem]]) -> ResumeEvent | None:

@@ -91,7 +91,9 @@ class RuntimeSettings(BaseModel):
         "registered in every process that reads credentials.",
     )
     stream_outage_grace: float = Field(
-        default=60.0, ge=0, description="Seconds an SSE stream rides out a Redis outage."
+        default=60.0,
+        ge=0,
+        description="Seconds SSE streams and session writes ride out a Redis outage.",
     )
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."

@@ -7,15 +7,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
-from redis.exceptions import WatchError
 
+from actors._commit import Commit, Committer, Op
 from actors.crypto import SecretBox
 from actors.errors import (
     AgentNotFound,
     CredentialNotFound,
     InvalidRequest,
     NotFound,
-    SessionFenced,
     SessionNotFound,
 )
 from actors.keys import DEFAULT_KEY_PREFIX, Keys
@@ -74,6 +73,7 @@ class RedisStorage(RedisOwner):
         self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
         self.secret_key = secret_key
         self._box = SecretBox(secret_key) if secret_key else None
+        self._committer = Committer(self.redis, self.keys, event_log_maxlen=0)
 
     async def secrets(self) -> SecretBox:
         """The deployment's `SecretBox` (its generated key is fetched on first use)."""
@@ -394,36 +394,16 @@ class RedisStorage(RedisOwner):
     ) -> None:
         """Atomically save the state, upsert `messages` and drop the consumed inbox items.
 
-        Only the session's owner calls this; the transaction watches the lease, so an owner
-        that was replaced cannot overwrite its successor's data.
+        Only the session's owner calls this; the write checks the lease, so an owner that was
+        replaced cannot overwrite its successor's data (a lost connection is not fencing).
 
         Raises:
             SessionFenced: `fence` is not the session's current lease.
         """
-        lease_key = self.keys.lease(session_id)
-        index_key, list_key = self.keys.message_index(session_id), self.keys.messages(session_id)
-        ids = [m.id for m in messages]
-        try:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                await pipe.watch(lease_key)
-                if int(await pipe.get(lease_key) or 0) != fence:
-                    raise SessionFenced(f"stale owner of session {session_id}")
-                positions = await pipe.hmget(index_key, ids) if ids else []
-                length = await pipe.llen(list_key)
-                pipe.multi()
-                pipe.set(self.keys.state(session_id), state.model_dump_json())
-                for msg, position in zip(messages, positions, strict=True):
-                    if position is not None:
-                        pipe.lset(list_key, int(position), msg.model_dump_json())
-                        continue
-                    pipe.rpush(list_key, msg.model_dump_json())
-                    pipe.hset(index_key, msg.id, length)
-                    length += 1
-                if consumed_inbox_ids:
-                    pipe.xdel(self.keys.inbox(session_id), *consumed_inbox_ids)
-                await pipe.execute()
-        except WatchError as exc:
-            raise SessionFenced(f"stale owner of session {session_id}") from exc
+        commit = Commit(
+            Op.TURN, state=state.model_dump_json(), messages=messages, inbox_ids=consumed_inbox_ids
+        )
+        await self._committer.commit(session_id, fence, commit)
 
     async def delete_session(self, user_id: str, session_id: str, missing_ok: bool = False) -> None:
         """Delete a session and everything it owns (record, state, transcript, logs, inbox).

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray import serve
@@ -27,13 +28,15 @@ class Stack:
     base_url: str
     settings: RuntimeSettings
     model_server: OpenAIWireServer
+    redis: EmbeddedRedis
 
 
 @contextmanager
-def service_stack(num_cpus: int = 2, session_hosts: int = 0) -> Iterator[Stack]:
+def service_stack(num_cpus: int = 2, session_hosts: int = 0, **overrides: Any) -> Iterator[Stack]:
     """Redis + Ray + Serve API + an instant OpenAI-protocol model server, all on 127.0.0.1.
 
-    `session_hosts` > 0 puts sessions on that many shared host actors instead of one each.
+    `session_hosts` > 0 puts sessions on that many shared host actors instead of one each;
+    `overrides` are further `RuntimeSettings`.
     """
     with EmbeddedRedis(persistence=True) as redis, OpenAIWireServer() as model_server:
         ray.init(
@@ -49,10 +52,11 @@ def service_stack(num_cpus: int = 2, session_hosts: int = 0) -> Iterator[Stack]:
                 key_prefix=f"bench-{uuid.uuid4().hex[:6]}",
                 namespace="troupe-bench",
                 session_hosts=session_hosts,
+                **overrides,
             )
             port = find_free_port()
             deployment.deploy(settings, "127.0.0.1", port)
-            yield Stack(f"http://127.0.0.1:{port}", settings, model_server)
+            yield Stack(f"http://127.0.0.1:{port}", settings, model_server, redis)
         finally:
             serve.shutdown()
             ray.shutdown()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from agent_core._ids import new_id
 from agent_core._trusted import trusted
@@ -16,6 +16,13 @@ from agent_core.agent._gate import gate_calls
 from agent_core.agent._injection import InjectionConfig, runtime_state_hint
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
+from agent_core.agent._restart import (
+    NOT_WRITTEN,
+    Restarted,
+    close_calls,
+    open_calls,
+    rerun_if_read_only,
+)
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
 from agent_core.agent._tokens import (
     CachedTokenCounter,
@@ -43,6 +50,7 @@ from agent_core.message import (
     Msg,
     ReplyFinishedReason,
     SystemMsg,
+    ToolCallBlock,
     ToolCallState,
     ToolResultState,
     UserMsg,
@@ -54,7 +62,7 @@ from agent_core.ports import BackgroundSink, HintSource, Offloader
 from agent_core.state import AgentState, ReplyContext
 from agent_core.tool import Toolkit
 
-AgentInput = Msg | Sequence[Msg] | ResumeEvent | None
+AgentInput = Msg | Sequence[Msg] | ResumeEvent | Restarted | None
 _PARKING = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
 
 
@@ -139,12 +147,14 @@ class Agent:
                 reply_id = event.reply_id
         return next(m for m in reversed(self.state.context) if m.id == reply_id)
 
-    async def reply_stream(self, inputs: AgentInput = None) -> AsyncIterator[AgentEvent]:
+    async def reply_stream(self, inputs: AgentInput = None) -> AsyncGenerator[AgentEvent, None]:
         """Run the loop, yielding every event as it happens.
 
         `inputs` starts a reply (messages, or None to continue without input) or resumes a
         parked one (`UserConfirmResultEvent`, `ExternalExecutionResultEvent`, or
-        `UserInterruptEvent` to close it). A reply ends with `ReplyEndEvent`, or parks after a
+        `UserInterruptEvent` to close it); `Restarted` continues the reply in progress after
+        its host restarted (no new `REPLY_START`: the stream goes on where it was cut). A reply
+        ends with `ReplyEndEvent`, or parks after a
         `RequireUserConfirmEvent` / `RequireExternalExecutionEvent` without one.
 
         Cancelling the task that consumes the stream interrupts the reply: open tool calls get
@@ -152,7 +162,8 @@ class Agent:
         re-raises `CancelledError` if `react_config.interruption_raise_cancelled_error`).
 
         Raises:
-            ValueError: a resume event names a reply that is not parked.
+            ValueError: a resume event names a reply that is not parked (or, for `Restarted`,
+                not in progress).
         """
         async for event in self._chain.wrap_reply(self._reply)(inputs=inputs):
             yield event
@@ -170,7 +181,12 @@ class Agent:
         sid = self.state.session_id
         parked = self.state.current_reply()
         resume = inputs if isinstance(inputs, ResumeEvent) else None
-        if resume is not None:
+        restarted = isinstance(inputs, Restarted)
+        if isinstance(inputs, Restarted):
+            if parked is None or parked.id != inputs.reply_id:
+                raise ValueError(f"reply {inputs.reply_id!r} is not in progress")
+            reply = ReplyBuilder(parked, sid)
+        elif resume is not None:
             if parked is None or parked.id != resume.reply_id:
                 raise ValueError(f"reply {resume.reply_id!r} is not awaiting outside input")
             reply = ReplyBuilder(parked, sid)
@@ -197,7 +213,7 @@ class Agent:
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
-            async for event in self._run(reply, resume):
+            async for event in self._run(reply, resume, restarted):
                 if isinstance(event, ExceedMaxItersEvent):
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
                 parks = isinstance(event, _PARKING)
@@ -228,9 +244,16 @@ class Agent:
             raise asyncio.CancelledError
 
     async def _run(
-        self, reply: ReplyBuilder, resume: ResumeEvent | None
+        self, reply: ReplyBuilder, resume: ResumeEvent | None, restarted: bool = False
     ) -> AsyncIterator[AgentEvent]:
         await self.toolkit.prepare()  # connects MCP servers and loads skills, once
+        if restarted:
+            parks = False
+            async for event in self._settle_open_calls(reply):
+                parks = isinstance(event, _PARKING)
+                yield event
+            if parks:
+                return
         if resume is not None:
             rejected = False
             engine = PermissionEngine(
@@ -264,27 +287,48 @@ class Agent:
             calls = tool_calls_since(reply.msg, step_start)
             if not calls:
                 return
-            gate = await gate_calls(self.toolkit, engine, calls)
-            for event in denied_results(reply, gate.denied):
+            parks = False
+            async for event in self._gate_and_act(reply, engine, calls):
+                parks = isinstance(event, _PARKING)
                 yield event
-            async for event in act(self.toolkit, gate.allowed, self._run_call(reply)):
-                yield reply.emit(event)
-            if gate.asking:
-                asking = [c.model_copy(update={"state": ToolCallState.ASKING}) for c in gate.asking]
-                yield reply.emit(
-                    RequireUserConfirmEvent(reply_id=reply.reply_id, tool_calls=asking)
-                )
-            if gate.external:
-                yield reply.emit(
-                    RequireExternalExecutionEvent(reply_id=reply.reply_id, tool_calls=gate.external)
-                )
-            if gate.parks:
+            if parks:
                 return
         yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
         async for event in self._chain.wrap_reasoning(self._reason_step(reply))(tool_choice="none"):
             yield reply.emit(event)
 
     # steps
+    async def _gate_and_act(
+        self, reply: ReplyBuilder, engine: PermissionEngine, calls: list[ToolCallBlock]
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the allowed calls, answer the denied ones; park on the rest (last event)."""
+        gate = await gate_calls(self.toolkit, engine, calls)
+        for event in denied_results(reply, gate.denied):
+            yield event
+        async for event in act(self.toolkit, gate.allowed, self._run_call(reply)):
+            yield reply.emit(event)
+        if gate.asking:
+            asking = [c.model_copy(update={"state": ToolCallState.ASKING}) for c in gate.asking]
+            yield reply.emit(RequireUserConfirmEvent(reply_id=reply.reply_id, tool_calls=asking))
+        if gate.external:
+            yield reply.emit(
+                RequireExternalExecutionEvent(reply_id=reply.reply_id, tool_calls=gate.external)
+            )
+
+    async def _settle_open_calls(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
+        """After a restart: end, re-run or run the calls the crash left open (`_restart`)."""
+        calls = open_calls(reply)
+        for event in close_calls(reply, calls.unwritten + calls.unanswered, NOT_WRITTEN):
+            yield event
+        run_call = self._run_call(reply)
+        async for event in rerun_if_read_only(reply, self.toolkit, calls.running, run_call):
+            yield event
+        async for event in act(self.toolkit, calls.confirmed, run_call):
+            yield reply.emit(event)
+        engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
+        async for event in self._gate_and_act(reply, engine, calls.unstarted):
+            yield event
+
     def _tools(self) -> list[ToolSchema]:
         return self.toolkit.schemas(self.state)
 

@@ -1,6 +1,6 @@
 """The `troupe` commands that talk to a running server over its HTTP API (click).
 
-`agent`, `credential`, `session`, `chat`, `logs` and `status`; `serve/cli.py` routes every
+`agent`, `credential`, `session`, `chat`, `logs`, `doctor` and `status`; `serve/cli.py` routes every
 `troupe` invocation but `troupe serve` here. Exit codes are listed in `_exit`.
 """
 

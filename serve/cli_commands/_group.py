@@ -16,6 +16,7 @@ from serve.cli_commands._settings import (
 )
 from serve.cli_commands._target import Target, pass_target
 from serve.cli_commands.conversation import chat, logs
+from serve.cli_commands.doctor import doctor
 from serve.cli_commands.resources import agent, credential, session
 from serve.client import APIError, ServerUnreachableError
 
@@ -87,5 +88,5 @@ async def status(target: Target, wait: float) -> None:
         raise Failed("the server is degraded")
 
 
-for command in (agent, credential, session, chat, logs):
+for command in (agent, credential, session, chat, logs, doctor):
     cli.add_command(command)

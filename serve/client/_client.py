@@ -207,6 +207,11 @@ class TroupeClient:
         answer = await self._call("GET", f"/sessions/{session_id}/status")
         return SessionStatus.model_validate(answer)
 
+    async def doctor(self, session_id: str) -> dict[str, Any]:
+        """The server's check of the session's durable invariants (`violations`: what broke)."""
+        answer: dict[str, Any] = await self._call("GET", f"/sessions/{session_id}/doctor")
+        return answer
+
     async def transcript(self, session_id: str, limit: int = 50) -> Transcript:
         """The newest `limit` messages of the session and the stream cursor behind them."""
         answer = await self._call(

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
+from actors.client import SessionAudit
 from actors.records import SessionConfig, SessionNaming, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
@@ -160,6 +161,15 @@ async def session_status(session_id: str, user: UserId, runtime: Runtime) -> Ses
     return SessionStatusResponse(
         session_id=session_id, status=await runtime.status(user, session_id)
     )
+
+
+@router.get("/{session_id}/doctor")
+async def session_doctor(session_id: str, user: UserId, runtime: Runtime) -> SessionAudit:
+    """Check the session's durable invariants (one end per reply, inputs and hints once, ...).
+
+    An operator's route (`troupe doctor SESSION`): an empty `violations` list means healthy.
+    """
+    return await runtime.audit(user, session_id)
 
 
 @router.get("/{session_id}/team", dependencies=_OF_AGENT)

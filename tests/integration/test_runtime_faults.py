@@ -70,7 +70,7 @@ async def messages(api: httpx.AsyncClient, session_id: str) -> list[dict[str, ob
 
 
 @pytest.mark.parametrize("when", ["during-model-call", "between-steps"])
-async def test_killed_actor_closes_the_reply_and_loses_nothing(
+async def test_killed_actor_resumes_the_reply_and_loses_nothing(
     api: httpx.AsyncClient, model: OpenAIWireServer, when: str
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
@@ -90,19 +90,26 @@ async def test_killed_actor_closes_the_reply_and_loses_nothing(
     expected_requests = 1 if when == "during-model-call" else 2
     await asyncio.to_thread(model.wait_for_requests, len(model.requests) + expected_requests, 30)
     await wait_for_status(api, session_id, "running")
+    model.push(ScriptedReply(text="Done after all."))
     os.kill(actor_pid(session_id), signal.SIGKILL)
 
+    # The restarted actor continues the same reply on the same stream.
     frames = await asyncio.wait_for(stream, 60)
+    assert [f.data["type"] for f in frames].count("REPLY_START") == 1
     end = frames[-1].data
-    assert end["finished_reason"] == "error"
-    assert "restarted" in end["error"]["message"]
+    assert end["finished_reason"] == "completed"
+    assert end["reply_id"] == frames[0].data["reply_id"]
     await wait_for_status(api, session_id, "idle")
     history = await messages(api, session_id)
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[1]["id"] == frames[0].data["reply_id"]
+    texts = "".join(b["text"] for b in history[1]["content"] if b["type"] == "text")
+    assert texts.endswith("Done after all.")
     if when == "between-steps":
         results = [b for b in history[1]["content"] if b["type"] == "tool_result"]
         assert [r["state"] for r in results] == ["success"]
+    doctor = await api.get(f"/sessions/{session_id}/doctor", headers=USER)
+    assert doctor.json()["violations"] == []
 
     # The restarted actor serves the next turn and keeps the conversation.
     model.push(ScriptedReply(text="back again"))
@@ -248,6 +255,9 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
     assert history[-1]["role"] == "assistant"
     frames = await asyncio.wait_for(survivor, 60)
     assert frames[-1].type == "REPLY_END"
+    # Nothing answered twice, no reply left open or ended twice, no error answers.
+    doctor = (await api.get(f"/sessions/{session_id}/doctor", headers=USER)).json()
+    assert (doctor["violations"], doctor["errors"]) == ([], 0)
 
 
 async def test_live_actor_cap_hibernates_the_least_recently_used(

@@ -1,0 +1,230 @@
+"""Chaos: sessions chatting through faults, audited for lost, duplicated, stuck and error turns.
+
+N sessions x T turns against the full stack (Serve, Ray session actors, Redis) with a model
+server that answers in about a second; some turns start a background Bash probe. Mid-run one
+fault strikes:
+
+* ``actor``   — SIGKILL of the session actors (or shared hosts) replying at that moment;
+* ``replica`` — SIGKILL of the Serve replica(s);
+* ``redis``   — Redis stopped for ~2 s and restarted while replies run.
+
+Then every session is audited: its transcript (each turn's input answered once), its event log
+(`actors.audit`: one end per reply, nothing answered twice) and its error replies; and the time
+from the fault to each faulted session's next completed reply.
+
+Run: python bench/chaos.py [--fault actor|replica|redis] [--sessions 20] [--turns 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import ray
+from _harness import service_stack
+from ray._private import state as ray_state
+
+from actors._remote import host_actor_name, session_actor_name
+from actors.audit import audit_session
+from actors.bus import RedisMessageBus
+from actors.keys import Keys
+from actors.redis_connect import connect
+from actors.storage import RedisStorage
+from tests.support.api import make_session, post_chat
+from tests.support.openai_server import ScriptedReply
+
+USER = {"X-User-ID": "chaos"}
+PROBE = "probe"
+TURN_DEADLINE = 90.0
+
+
+def answer(body: dict[str, Any]) -> ScriptedReply:
+    """About a second per answer; a probe turn first starts a background Bash command."""
+    last = body["messages"][-1]
+    text = str(last.get("content", ""))
+    if last["role"] == "user" and PROBE in text and "system-notification" not in text:
+        command = {"command": "sleep 3 && echo probe-done", "description": "probe"}
+        return ScriptedReply(tool_calls=[(f"p{time.monotonic_ns()}", "Bash", command)], delay=0.5)
+    return ScriptedReply(text="Answer to the turn.", delay=0.5, chunk_delay=0.1)
+
+
+@dataclass
+class Session:
+    agent_id: str
+    session_id: str
+    sent: list[str] = field(default_factory=list)
+    stuck: bool = False
+    refusals: list[str] = field(default_factory=list)
+    replies_done: list[float] = field(default_factory=list)
+
+
+async def wait_answered(api: httpx.AsyncClient, session: Session, text: str) -> bool:
+    """Wait until `text` has an assistant reply after it; False if it never gets one."""
+    deadline = time.monotonic() + TURN_DEADLINE
+    while time.monotonic() < deadline:
+        try:
+            page = await api.get(f"/sessions/{session.session_id}/messages?limit=200", headers=USER)
+        except httpx.HTTPError:  # the API itself may be down (replica fault)
+            await asyncio.sleep(0.25)
+            continue
+        if page.status_code == 200:
+            history = page.json()["messages"]
+            texts = [_text(m) for m in history]
+            if text in texts and any(
+                m["role"] == "assistant" for m in history[texts.index(text) + 1 :]
+            ):
+                session.replies_done.append(time.monotonic())
+                return True
+        await asyncio.sleep(0.25)
+    return False
+
+
+async def drive(api: httpx.AsyncClient, session: Session, turns: int) -> None:
+    for turn in range(turns):
+        text = f"{session.session_id} turn {turn}" + (f" {PROBE}" if turn == 1 else "")
+        for _ in range(60):  # the API may be down (replica fault): retry until accepted
+            try:
+                response = await post_chat(api, session.agent_id, session.session_id, text, USER)
+                if response.status_code == 200:
+                    break
+                session.refusals.append(f"{response.status_code} {response.text[:200]}")
+            except httpx.HTTPError as exc:
+                session.refusals.append(repr(exc))
+            await asyncio.sleep(0.5)
+        else:
+            session.stuck = True
+            return
+        session.sent.append(text)
+        if not await wait_answered(api, session, text):
+            session.stuck = True
+            return
+
+
+def _text(message: dict[str, Any]) -> str:
+    return "".join(b.get("text", "") for b in message["content"] if b["type"] == "text")
+
+
+def kill_actors(settings: Any, session_ids: list[str]) -> int:
+    names = {
+        host_actor_name(s, settings.session_hosts)
+        if settings.session_hosts
+        else session_actor_name(s)
+        for s in session_ids
+    }
+    killed = 0
+    for name in names:
+        try:
+            actor = ray.get_actor(name, namespace=settings.namespace)
+            os.kill(ray.get(actor.pid.remote()), signal.SIGKILL)
+            killed += 1
+        except (ValueError, ProcessLookupError, ray.exceptions.RayActorError):
+            continue
+    return killed
+
+
+def kill_replicas() -> int:
+    # The GCS actor table (the state API would need the dashboard, which the stack leaves off).
+    killed = 0
+    for actor in ray_state.actors().values():
+        alive = actor.get("State") == "ALIVE"
+        if alive and str(actor.get("ActorClassName", "")).startswith("ServeReplica"):
+            os.kill(int(actor["Pid"]), signal.SIGKILL)
+            killed += 1
+    return killed
+
+
+async def running_sessions(api: httpx.AsyncClient, sessions: list[Session]) -> list[str]:
+    running = []
+    for session in sessions:
+        try:
+            status = await api.get(f"/sessions/{session.session_id}/status", headers=USER)
+        except httpx.HTTPError:
+            continue
+        if status.status_code == 200 and status.json()["status"] == "running":
+            running.append(session.session_id)
+    return running
+
+
+async def run(fault: str, count: int, turns: int, hosts: int) -> None:
+    with service_stack(session_hosts=hosts, tool_timeout=1.0, sweep_interval=1.0) as stack:
+        stack.model_server.reply_func = answer
+        async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as api:
+            sessions = [
+                Session(*await make_session(api, stack.model_server.base_url, USER))
+                for _ in range(count)
+            ]
+            drivers = [asyncio.create_task(drive(api, s, turns)) for s in sessions]
+            faulted: list[str] = []
+            for _ in range(120):  # strike while replies are in full swing
+                faulted = await running_sessions(api, sessions)
+                if len(faulted) >= max(1, count // 4):
+                    break
+                await asyncio.sleep(0.25)
+            fault_at = time.monotonic()
+            if fault == "actor":
+                hit = kill_actors(stack.settings, faulted)
+            elif fault == "replica":
+                hit = kill_replicas()
+                faulted = [s.session_id for s in sessions]
+            else:
+                redis = stack.redis
+                redis.stop()
+                await asyncio.sleep(2)
+                await asyncio.to_thread(redis.start)
+                hit = 1
+            await asyncio.gather(*drivers)
+            await asyncio.sleep(6)  # background probes finish and are answered
+        redis_client = connect(stack.settings.redis_url)
+        keys = Keys(stack.settings.key_prefix)
+        storage = RedisStorage(redis_client, keys)
+        bus = RedisMessageBus(redis_client, keys)
+        lost = duplicated = errors = violations = probes = 0
+        for session in sessions:
+            audit = await audit_session(storage, bus, session.session_id)
+            violations += len(audit.violations)
+            errors += audit.errors
+            history, _ = await storage.list_messages(session.session_id, None, 1000)
+            texts = [m.get_text_content() or "" for m in history if m.role == "user"]
+            lost += sum(1 for t in session.sent if t not in texts)
+            duplicated += sum(texts.count(t) - 1 for t in set(texts) if texts.count(t) > 1)
+            probes += any("probe-done" in str(m.content) for m in history)
+        await redis_client.aclose()
+    recovery = [
+        min((t - fault_at for t in s.replies_done if t > fault_at), default=float("inf"))
+        for s in sessions
+        if s.session_id in faulted
+    ]
+    stuck = sum(s.stuck for s in sessions)
+    print(f"fault={fault} sessions={count} turns={turns} hosts={hosts} hit={hit}")
+    print(f"  turns sent: {sum(len(s.sent) for s in sessions)}")
+    print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
+    print(f"  invariant violations (doctor): {violations}")
+    print(f"  background probes completed: {probes}/{count}")
+    refusals = [r for s in sessions for r in s.refusals]
+    if refusals:
+        print(f"  chat posts refused/failed: {len(refusals)}, e.g. {refusals[0]}")
+    if recovery:
+        print(
+            f"  faulted sessions: {len(recovery)}, answering again after the fault: "
+            f"max {max(recovery):.1f} s, median {sorted(recovery)[len(recovery) // 2]:.1f} s"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fault", choices=["actor", "replica", "redis"], default="actor")
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--hosts", type=int, default=0, help="shared session hosts (0: own)")
+    args = parser.parse_args()
+    asyncio.run(run(args.fault, args.sessions, args.turns, args.hosts))
+
+
+if __name__ == "__main__":
+    main()
