@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import ray
 from fastapi import FastAPI
 from ray import serve
 from ray.serve._private.constants import SERVE_LOGGER_NAME
@@ -16,6 +20,8 @@ from actors.settings import RuntimeSettings
 from serve.app import create_app
 
 APP_NAME = "troupe"
+_INGRESS_SETTINGS = "TROUPE_INGRESS_SETTINGS"
+_INGRESS_CORS = "TROUPE_INGRESS_CORS_ORIGINS"
 
 
 def _app_builder(
@@ -104,3 +110,60 @@ def remove() -> None:
     `shutdown()` also makes the controller kill itself, which Ray reports as a failed task.
     """
     serve.delete(APP_NAME)
+
+
+def uvicorn_app() -> FastAPI:
+    """The API in one worker of the uvicorn ingress (`run_uvicorn`): joins Ray, builds the app.
+
+    Reads the settings and Ray address `run_uvicorn` passes in the environment.
+    """
+    from serve.app import cors_middleware
+
+    settings = RuntimeSettings.model_validate_json(os.environ[_INGRESS_SETTINGS])
+    ray.init(address=os.environ["RAY_ADDRESS"], namespace=settings.namespace, log_to_driver=False)
+    origins = [o for o in os.environ.get(_INGRESS_CORS, "").split(",") if o]
+    middlewares = [cors_middleware(origins)] if origins else []
+    return create_app(settings=settings, extra_middlewares=middlewares)
+
+
+def run_uvicorn(
+    settings: RuntimeSettings,
+    host: str,
+    port: int,
+    workers: int = 1,
+    cors_origins: Sequence[str] = (),
+    log_level: str = "warning",
+    access_log: bool = False,
+) -> subprocess.Popen[bytes]:
+    """Serve the API with `workers` uvicorn processes that join this process's Ray cluster.
+
+    The fast ingress: requests go client → uvicorn worker (the same FastAPI app Serve runs) →
+    Redis and Ray actors, without Serve's proxy hop. Ray must be initialised here; the workers
+    are Ray drivers of its cluster. Returns the uvicorn process (terminate it to stop).
+    """
+    env = {
+        **os.environ,
+        _INGRESS_SETTINGS: settings.model_dump_json(),
+        _INGRESS_CORS: ",".join(cors_origins),
+        "RAY_ADDRESS": ray.get_runtime_context().gcs_address,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        f"{__name__}:uvicorn_app",
+        "--factory",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        log_level.lower(),
+        "--timeout-graceful-shutdown",
+        "5",
+    ]
+    if not access_log:
+        command.append("--no-access-log")
+    return subprocess.Popen(command, env=env)
