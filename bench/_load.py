@@ -2,6 +2,10 @@
 
 `python bench/_load.py post URL BODIES_JSON HEADERS_JSON CLIENTS SECONDS` runs keep-alive POST
 loops in this process (client i posts body i modulo the list) and prints `accepted total`.
+
+`python bench/_load.py sse URL HEADERS_JSON SUBSCRIBERS EVENTS TIMEOUT` opens the streams,
+prints `ready`, collects until each saw EVENTS timed events (payloads carrying `{"t", "n"}` in
+`value` or `input`) or TIMEOUT passes, and prints JSON: latencies (ms), gaps, frames.
 """
 
 from __future__ import annotations
@@ -97,7 +101,59 @@ async def sse_subscriber(
         writer.close()
 
 
+async def sse_run(
+    url: str, headers: dict[str, str], subscribers: int, events: int, wait: float
+) -> dict[str, object]:
+    """Open `subscribers` streams, report `ready`, then collect timed events."""
+    latencies: list[float] = []
+    seen: list[list[int]] = [[] for _ in range(subscribers)]
+    done = asyncio.Event()
+    finished = [0]
+
+    def collector(index: int) -> Callable[[bytes], None]:
+        def on_data(data: bytes) -> None:
+            now = time.time()
+            payload = json.loads(data)
+            timed = payload.get("value") or payload.get("input") or {}
+            if "t" not in timed:
+                return
+            latencies.append((now - timed["t"]) * 1000)
+            seen[index].append(timed["n"])
+            if len(seen[index]) == events:
+                finished[0] += 1
+                if finished[0] == subscribers:
+                    done.set()
+
+        return on_data
+
+    opened = [asyncio.Event() for _ in range(subscribers)]
+    tasks = [
+        asyncio.create_task(sse_subscriber(url, headers, collector(i), opened[i]))
+        for i in range(subscribers)
+    ]
+    await asyncio.gather(*(event.wait() for event in opened))
+    print("ready", flush=True)
+    try:
+        async with asyncio.timeout(wait):
+            await done.wait()
+    except TimeoutError:
+        pass
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    gaps = sum(events - len(set(ns)) for ns in seen)
+    disorder = sum(ns != sorted(ns) for ns in seen)
+    return {"latencies": latencies, "gaps": gaps, "out_of_order": disorder}
+
+
 def main() -> None:
+    if sys.argv[1] == "sse":
+        _, _, url, headers, subscribers, events, timeout = sys.argv
+        result = asyncio.run(
+            sse_run(url, json.loads(headers), int(subscribers), int(events), float(timeout))
+        )
+        print(json.dumps(result), flush=True)
+        return
     _, mode, url, bodies, headers, clients, seconds = sys.argv
     assert mode == "post"
     encoded = [json.dumps(body).encode() for body in json.loads(bodies)]

@@ -95,8 +95,10 @@ async def settle(base_url: str, ids: list[tuple[str, str]]) -> None:
     """Wait until every session is idle again (its actor is up and its inbox drained)."""
     async with httpx.AsyncClient(base_url=base_url, timeout=60, headers=USER) as api:
         for _, session_id in ids:
-            while (await api.get(f"/sessions/{session_id}/status")).json()["status"] != "idle":
+            status = ""
+            while status != "idle":
                 await asyncio.sleep(0.2)
+                status = (await api.get(f"/sessions/{session_id}/status")).json()["status"]
 
 
 def profile(
