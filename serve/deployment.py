@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -120,7 +121,10 @@ def uvicorn_app() -> FastAPI:
     from serve.app import cors_middleware
 
     settings = RuntimeSettings.model_validate_json(os.environ[_INGRESS_SETTINGS])
+    # `ray.init` replaces the SIGTERM handler with an immediate exit; keep uvicorn's graceful one.
+    uvicorn_sigterm = signal.getsignal(signal.SIGTERM)
     ray.init(address=os.environ["RAY_ADDRESS"], namespace=settings.namespace, log_to_driver=False)
+    signal.signal(signal.SIGTERM, uvicorn_sigterm)
     origins = [o for o in os.environ.get(_INGRESS_CORS, "").split(",") if o]
     middlewares = [cors_middleware(origins)] if origins else []
     return create_app(settings=settings, extra_middlewares=middlewares)
