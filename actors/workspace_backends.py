@@ -5,15 +5,18 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.settings import RuntimeSettings
 from workspaces import LocalWorkspace, LocalWorkspaceManager, WorkspaceManagerBase
 from workspaces._env import agent_environment
-from workspaces.docker import DockerPolicy, DockerWorkspaceManager, docker_unavailable
-from workspaces.e2b import E2BWorkspaceManager
+from workspaces.docker import DockerPolicy
 from workspaces.errors import DockerUnavailable, E2BUnavailable, SandboxUnavailable
 from workspaces.sandbox import SandboxPolicy, SandboxWorkspace, sandbox_available
+
+if TYPE_CHECKING:
+    from workspaces.docker import DockerWorkspaceManager
+    from workspaces.e2b import E2BWorkspaceManager
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,9 @@ def resolve_backend(settings: RuntimeSettings) -> tuple[str, str | None]:
     if backend == "local":
         return "local", LOCAL_WARNING
     if backend == "docker":
+        # The Docker and E2B clients are imported only by the backends that use them.
+        from workspaces.docker.availability import docker_unavailable
+
         why = docker_unavailable(settings.docker_url, settings.docker_image)
         if why is not None:
             raise DockerUnavailable(f"workspace backend 'docker': {why}")
@@ -75,6 +81,8 @@ def _docker(settings: RuntimeSettings) -> DockerWorkspaceManager:
     its agent id, which is `actors.workspace_service.placement_key`: each workspace has one
     container, on the node its placement names.
     """
+    from workspaces.docker.manager import DockerWorkspaceManager
+
     network = settings.docker_network or ("bridge" if settings.workspace_network else "none")
     return DockerWorkspaceManager(
         settings.workspace_root,
@@ -89,6 +97,8 @@ def _docker(settings: RuntimeSettings) -> DockerWorkspaceManager:
 
 def _e2b(settings: RuntimeSettings) -> E2BWorkspaceManager:
     """The `e2b` backend's manager: a sandbox per workspace, paused when idle."""
+    from workspaces.e2b.manager import E2BWorkspaceManager
+
     return E2BWorkspaceManager(
         ttl=settings.workspace_ttl,
         template=settings.e2b_template,

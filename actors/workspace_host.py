@@ -16,18 +16,17 @@ import contextlib
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp import types
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_core.mcp import MCPClientConfig, MCPTool
+from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock, ToolResultState
 from agent_core.skill import Skill
-from agent_core.tool import ToolChunk
+from agent_core.tool import ToolBase, ToolChunk
 from agent_core.tool.builtin.runner import final_error
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 from workspaces import (
@@ -41,6 +40,9 @@ from workspaces import (
 from workspaces.browse import CHUNK_BYTES, list_directory, open_file
 from workspaces.errors import FileChanged, InvalidSkill
 from workspaces.git import GitStatus, read_git_status, run_in_workspace
+
+if TYPE_CHECKING:
+    from mcp import types
 
 log = logging.getLogger(__name__)
 
@@ -219,20 +221,12 @@ class WorkspaceHost:
         async with self._workspace(request) as workspace:
             where = workspace.working_directory(cwd)
             tools, fragment = await workspace.toolset(where)
-            mcp_tools = [
-                MCPToolView(
-                    server=tool.client.name,
-                    tool=tool.mcp_tool.model_dump(mode="json", by_alias=True, exclude_none=True),
-                )
-                for tool in tools
-                if isinstance(tool, MCPTool)
-            ]
             return WorkspaceView(
                 workspace_id=workspace.workspace_id,
                 workdir=str(workspace.workdir),
                 cwd=str(where),
                 prompt_fragment=fragment,
-                mcp_tools=mcp_tools,
+                mcp_tools=_mcp_views(tools),
                 skills=await workspace.list_skills(),
             )
 
@@ -466,6 +460,23 @@ class WorkspaceHost:
             await stack.aclose()
 
 
+def _mcp_views(tools: Sequence[ToolBase]) -> list[MCPToolView]:
+    if not any(tool.is_mcp for tool in tools):
+        return []  # without MCP tools the MCP SDK (slow to import) stays unloaded
+    from agent_core.mcp import MCPTool
+
+    return [
+        MCPToolView(
+            server=tool.client.name,
+            tool=tool.mcp_tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+        )
+        for tool in tools
+        if isinstance(tool, MCPTool)
+    ]
+
+
 def mcp_tool_from_view(view: MCPToolView) -> types.Tool:
     """The MCP tool description a view carries."""
+    from mcp import types  # the SDK is slow to import; sessions without MCP tools never need it
+
     return types.Tool.model_validate(view.tool)

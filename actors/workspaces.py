@@ -29,7 +29,7 @@ from actors.workspace_host import (
     WorkspaceView,
     mcp_tool_from_view,
 )
-from agent_core.mcp import MCPClientConfig, MCPTool
+from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolCallBlock, ToolResultBlock
 from agent_core.permission import PermissionContext
 from agent_core.permission.types import AdditionalWorkingDirectory
@@ -259,10 +259,13 @@ def session_kit(
     """The tools and offloader a session gets from the workspace `view` describes."""
     executor = _Executor(service, request)
     tools: list[ToolBase] = [tool.bind(executor) for tool in workspace_tools(view.cwd)]
-    tools.extend(
-        MCPTool(_MCPServer(service, request, entry.server), mcp_tool_from_view(entry))
-        for entry in view.mcp_tools
-    )
+    if view.mcp_tools:
+        from agent_core.mcp import MCPTool  # loads the MCP SDK, only for sessions that use it
+
+        tools.extend(
+            MCPTool(_MCPServer(service, request, entry.server), mcp_tool_from_view(entry))
+            for entry in view.mcp_tools
+        )
     if view.skills:
         tools.append(SkillViewer(view.skills))
     return SessionKit(view, WorkspaceOffloader(service, request), tools)

@@ -7,7 +7,13 @@ loaded on first use so that importing a small module does not load the whole loo
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
+
+# httpx imports its command-line client (click, rich, pygments: ~200 ms and several MiB) when
+# those happen to be installed; no process of ours runs it, so it is marked absent, which
+# httpx handles by leaving `httpx.main` a stub. The `httpx` console script is unaffected.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 if TYPE_CHECKING:
     from agent_core.agent import Agent

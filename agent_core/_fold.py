@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from agent_core._trusted import trusted
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
@@ -174,6 +175,16 @@ def _external_results(msg: Msg, event: ExternalExecutionResultEvent) -> None:
         msg.content.append(block)
 
 
+def _put(block: BaseModel, name: str, value: str) -> None:
+    """Set a field of a content block the way pydantic's assignment does, minus its dispatch.
+
+    Content blocks neither validate on assignment nor freeze, so pydantic would store the value
+    and mark the field set; this runs once per streamed delta.
+    """
+    block.__dict__[name] = value
+    block.__pydantic_fields_set__.add(name)
+
+
 def apply_event(msg: Msg, event: AgentEvent) -> None:
     """Apply `event` to `msg` in place.
 
@@ -188,25 +199,31 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
         return
     match event:
         case TextBlockStartEvent():
-            msg.content.append(TextBlock(id=event.block_id, text="", created_at=event.created_at))
+            msg.content.append(
+                trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at)
+            )
         case TextBlockDeltaEvent():
             if (text := msg.find_block(event.block_id, TextBlock)) is not None:
-                text.text += event.delta
+                _put(text, "text", text.text + event.delta)
         case TextBlockEndEvent():
             if (text := msg.find_block(event.block_id, TextBlock)) is not None:
                 if event.text is not None:
                     text.text = event.text
-                text.finished_at = event.created_at
+                _put(text, "finished_at", event.created_at)
         case ThinkingBlockStartEvent():
             msg.content.append(
-                ThinkingBlock(id=event.block_id, thinking="", created_at=event.created_at)
+                trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
             )
         case ThinkingBlockDeltaEvent():
             if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                think.thinking += event.delta
+                _put(think, "thinking", think.thinking + event.delta)
         case ThinkingBlockEndEvent():
             if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                think.finished_at = event.created_at
+                _put(think, "finished_at", event.created_at)
+                if event.signature is not None:
+                    think.signature = event.signature
+                if event.redacted_thinking_data is not None:
+                    think.redacted_thinking_data = event.redacted_thinking_data
         case DataBlockStartEvent():
             source = Base64Source(data="", media_type=event.media_type)
             msg.content.append(
@@ -226,7 +243,8 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
                 else [b.model_copy(deep=True) for b in event.hint]
             )
             msg.content.append(
-                HintBlock(
+                trusted(
+                    HintBlock,
                     id=event.block_id,
                     hint=hint,
                     source=event.source,
@@ -236,7 +254,8 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
             )
         case ToolCallStartEvent():
             msg.content.append(
-                ToolCallBlock(
+                trusted(
+                    ToolCallBlock,
                     id=event.tool_call_id,
                     name=event.tool_call_name,
                     input="",
@@ -245,13 +264,14 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
             )
         case ToolCallDeltaEvent():
             if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                call.input += event.delta
+                _put(call, "input", call.input + event.delta)
         case ToolCallEndEvent():
             if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                call.finished_at = event.created_at
+                _put(call, "finished_at", event.created_at)
         case ToolResultStartEvent():
             msg.content.append(
-                ToolResultBlock(
+                trusted(
+                    ToolResultBlock,
                     id=event.tool_call_id,
                     name=event.tool_call_name,
                     output=[],

@@ -1,16 +1,33 @@
-"""Identifiers and timestamps shared by messages, events and state."""
+"""Identifiers and timestamps shared by messages, events and state.
+
+Both are made on every event of a reply, so they avoid `uuid` and `datetime.isoformat`: an id is
+16 random bytes in hex (what `uuid4().hex` carries, less the version bits), and a timestamp
+reuses its formatted second while the second lasts.
+"""
 
 from __future__ import annotations
 
-import uuid
+import os
+import time
 from datetime import UTC, datetime
+
+_second = -1
+_second_text = ""
 
 
 def new_id() -> str:
     """Return a fresh 32-character hex identifier."""
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 def now_iso() -> str:
-    """Return the current UTC time as an ISO 8601 string."""
-    return datetime.now(UTC).isoformat()
+    """Return the current UTC time as an ISO 8601 string, as `datetime.isoformat` writes it."""
+    global _second, _second_text
+    micros = time.time_ns() // 1_000
+    second, fraction = divmod(micros, 1_000_000)
+    if second != _second:
+        _second_text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second = second
+    if fraction:
+        return f"{_second_text}.{fraction:06d}+00:00"
+    return f"{_second_text}+00:00"

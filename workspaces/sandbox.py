@@ -15,11 +15,11 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from agent_core.mcp import MCPClientConfig
-from agent_core.mcp.client import Launcher
 from agent_core.mcp.config import StdioMCPConfig
 from agent_core.tool import ToolBase
 from agent_core.tool.builtin.runner import workspace_tools
@@ -28,6 +28,9 @@ from workspaces._bwrap import bwrap_argv, bwrap_path, python_dirs
 from workspaces._cgroups import CgroupBudget
 from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
+
+if TYPE_CHECKING:
+    from agent_core.mcp.client import Launcher
 from workspaces.errors import SandboxUnavailable
 from workspaces.limits import WorkspaceLimits
 from workspaces.local import BOOKKEEPING, LocalWorkspace

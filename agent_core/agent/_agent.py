@@ -7,6 +7,7 @@ import functools
 from collections.abc import AsyncIterator, Sequence
 
 from agent_core._ids import new_id
+from agent_core._trusted import trusted
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -16,7 +17,12 @@ from agent_core.agent._injection import InjectionConfig, runtime_state_hint
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
-from agent_core.agent._tokens import CachedTokenCounter, TokenCounter, measure_context
+from agent_core.agent._tokens import (
+    CachedTokenCounter,
+    ContextUsage,
+    TokenCounter,
+    measure_context,
+)
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
@@ -169,14 +175,16 @@ class Agent:
                 raise ValueError(f"reply {resume.reply_id!r} is not awaiting outside input")
             reply = ReplyBuilder(parked, sid)
             yield reply.emit(resume)
-            yield reply.emit(ReplyStartEvent(reply_id=parked.id, session_id=sid, name=self.name))
+            yield reply.emit(
+                trusted(ReplyStartEvent, reply_id=parked.id, session_id=sid, name=self.name)
+            )
         else:
             if parked is not None:
                 for event in abandon_parked(ReplyBuilder(parked, sid), self.state):
                     yield event
             if inputs is not None:
                 await self.observe(inputs)  # type: ignore[arg-type]
-            start = ReplyStartEvent(reply_id=new_id(), session_id=sid, name=self.name)
+            start = trusted(ReplyStartEvent, reply_id=new_id(), session_id=sid, name=self.name)
             # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
             msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
             reply = ReplyBuilder(msg, sid)
@@ -208,8 +216,12 @@ class Agent:
             return
         self.state.reply_context = ReplyContext()
         yield reply.emit(
-            ReplyEndEvent(
-                reply_id=reply.reply_id, session_id=sid, finished_reason=finished, error=error
+            trusted(
+                ReplyEndEvent,
+                reply_id=reply.reply_id,
+                session_id=sid,
+                finished_reason=finished,
+                error=error,
             )
         )
         if interrupted and self.react_config.interruption_raise_cancelled_error:
@@ -240,9 +252,9 @@ class Agent:
             self.state.reply_context.cur_iter += 1
             async for event in self._inject_hints(reply):
                 yield event
-            await self.compress_context()
+            usage = await self._compress_if_needed()
             first_step = self.state.reply_context.cur_iter == 1
-            async for event in self._inject_runtime_state(reply, first_step):
+            async for event in self._inject_runtime_state(reply, first_step, usage):
                 yield event
             step_start = len(reply.msg.content)
             async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
@@ -327,6 +339,36 @@ class Agent:
         if result.compressed and self._fresh_counter:
             self._counter = CachedTokenCounter()  # compression may trim messages in place
 
+    async def _compress_if_needed(self) -> ContextUsage | None:
+        """Compress before a reasoning step; return the prompt's size when nothing changed.
+
+        Below the threshold `compress_context` is a no-op, so when no middleware and no
+        subclass can observe the call, one measurement decides and the call is skipped; the
+        measurement then also serves the runtime-state injection.
+        """
+        overridden = type(self).compress_context is not _COMPRESS or "compress_context" in vars(
+            self
+        )
+        if self._chain.sees_compression or overridden:
+            await self.compress_context()
+            return None
+        usage = self._measure()
+        if usage.needs_compression:
+            await self.compress_context()
+            return None
+        return usage
+
+    def _measure(self) -> ContextUsage:
+        return measure_context(
+            self._base_prompt(),
+            self.state.summary,
+            self.state.context,
+            self._tools(),
+            self.model.context_length,
+            self.context_config,
+            self._counter,
+        )
+
     async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         if self.hint_source is None:
             return
@@ -338,7 +380,7 @@ class Agent:
             )
 
     async def _inject_runtime_state(
-        self, reply: ReplyBuilder, first_step: bool
+        self, reply: ReplyBuilder, first_step: bool, measured: ContextUsage | None
     ) -> AsyncIterator[AgentEvent]:
         config = self.injection_config
         if not config.inject_runtime_state:
@@ -347,22 +389,18 @@ class Agent:
         if first_step:  # the context length is only reported as a reply starts
             # The base prompt, not the middleware-transformed one: running the system-prompt
             # hooks an extra time per reply would be visible to them, for a mere estimate.
-            usage = measure_context(
-                self._base_prompt(),
-                self.state.summary,
-                self.state.context,
-                self._tools(),
-                self.model.context_length,
-                self.context_config,
-                self._counter,
-            )
+            usage = measured or self._measure()
         hint = runtime_state_hint(
             config, self.state, usage, self.context_config.compression_tool_enabled
         )
         if hint is None:
             return
-        event = HintBlockEvent(
-            reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
+        event = trusted(
+            HintBlockEvent,
+            reply_id=reply.reply_id,
+            block_id=hint.id,
+            hint=hint.hint,
+            source=hint.source,
         )
         reply.emit(event)
         if config.emit_hint_event:
@@ -381,3 +419,6 @@ class Agent:
             ),
             reply.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
         ]
+
+
+_COMPRESS = Agent.compress_context

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 from agent_core._ids import new_id
+from agent_core._trusted import trusted
 from agent_core.agent._config import ModelConfig
 from agent_core.event import (
     AgentEvent,
@@ -68,6 +69,7 @@ class _Translator:
         self._open: _Key | None = None
         self._event_ids: dict[_Key, str] = {}
         self._emitted: dict[_Key, int] = {}
+        self._proofs: dict[_Key, ThinkingBlock] = {}
         self.usage: ChatUsage | None = None
 
     def delta(self, chunk: ChatResponse) -> list[AgentEvent]:
@@ -96,12 +98,20 @@ class _Translator:
         kind, block_id = key
         rid = self._rid
         if kind == "text":
-            return [TextBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+            return [trusted(TextBlockEndEvent, reply_id=rid, block_id=self._event_ids[key])]
         if kind == "thinking":
-            return [ThinkingBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+            proof = self._proofs.get(key)
+            return [
+                ThinkingBlockEndEvent(
+                    reply_id=rid,
+                    block_id=self._event_ids[key],
+                    signature=proof.signature if proof else None,
+                    redacted_thinking_data=proof.redacted_thinking_data if proof else None,
+                )
+            ]
         if kind == "data":
-            return [DataBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
-        return [ToolCallEndEvent(reply_id=rid, tool_call_id=block_id)]
+            return [trusted(DataBlockEndEvent, reply_id=rid, block_id=self._event_ids[key])]
+        return [trusted(ToolCallEndEvent, reply_id=rid, tool_call_id=block_id)]
 
     def _piece(
         self, block: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock, fragment: str
@@ -109,19 +119,27 @@ class _Translator:
         key: _Key = (block.type, block.id)
         rid = self._rid
         started = key in self._emitted
+        if isinstance(block, ThinkingBlock) and (
+            block.signature is not None or block.redacted_thinking_data is not None
+        ):
+            # The proof arrives after the text; the block's END event carries it.
+            self._proofs[key] = block
         events: list[AgentEvent] = []
         if isinstance(block, ToolCallBlock):
             if not started:
                 events += self.close()
                 self._open = key
                 events.append(
-                    ToolCallStartEvent(
-                        reply_id=rid, tool_call_id=block.id, tool_call_name=block.name
+                    trusted(
+                        ToolCallStartEvent,
+                        reply_id=rid,
+                        tool_call_id=block.id,
+                        tool_call_name=block.name,
                     )
                 )
             if fragment:
                 events.append(
-                    ToolCallDeltaEvent(reply_id=rid, tool_call_id=block.id, delta=fragment)
+                    trusted(ToolCallDeltaEvent, reply_id=rid, tool_call_id=block.id, delta=fragment)
                 )
             self._emitted[key] = self._emitted.get(key, 0) + len(fragment)
             return events
@@ -134,9 +152,9 @@ class _Translator:
             event_id = self._event_ids[key] = new_id()
             self._open = key
             if isinstance(block, TextBlock):
-                events.append(TextBlockStartEvent(reply_id=rid, block_id=event_id))
+                events.append(trusted(TextBlockStartEvent, reply_id=rid, block_id=event_id))
             elif isinstance(block, ThinkingBlock):
-                events.append(ThinkingBlockStartEvent(reply_id=rid, block_id=event_id))
+                events.append(trusted(ThinkingBlockStartEvent, reply_id=rid, block_id=event_id))
             else:
                 media_type = block.source.media_type
                 events.append(
@@ -144,9 +162,13 @@ class _Translator:
                 )
         event_id = self._event_ids[key]
         if fragment and isinstance(block, TextBlock):
-            events.append(TextBlockDeltaEvent(reply_id=rid, block_id=event_id, delta=fragment))
+            events.append(
+                trusted(TextBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)
+            )
         elif fragment and isinstance(block, ThinkingBlock):
-            events.append(ThinkingBlockDeltaEvent(reply_id=rid, block_id=event_id, delta=fragment))
+            events.append(
+                trusted(ThinkingBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)
+            )
         elif fragment and isinstance(block, DataBlock):
             events.append(
                 DataBlockDeltaEvent(
@@ -212,7 +234,7 @@ async def _one_call(
     tool_choice: str | None,
     call: ModelCallHandler,
 ) -> AsyncIterator[AgentEvent]:
-    yield ModelCallStartEvent(reply_id=reply_id, model_name=model.model)
+    yield trusted(ModelCallStartEvent, reply_id=reply_id, model_name=model.model)
     translator = _Translator(reply_id)
     try:
         result = await call(
@@ -242,7 +264,8 @@ def _call_end(
     reply_id: str, translator: _Translator, reason: Literal["completed", "interrupted"]
 ) -> ModelCallEndEvent:
     usage = translator.usage or ChatUsage()
-    return ModelCallEndEvent(
+    return trusted(
+        ModelCallEndEvent,
         reply_id=reply_id,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

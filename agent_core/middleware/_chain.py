@@ -154,6 +154,11 @@ class MiddlewareChain:
         """
         return _onion(self._agent, self._compress, handler)
 
+    @property
+    def sees_compression(self) -> bool:
+        """Whether a middleware hooks context compression or the prompt it measures."""
+        return bool(self._compress or self._system_prompt)
+
     async def system_prompt(self, prompt: str) -> str:
         """Run `prompt` through every `on_system_prompt` hook, in list order."""
         for hook in self._system_prompt:

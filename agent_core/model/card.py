@@ -19,7 +19,6 @@ from datetime import datetime
 from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
-import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 ModelStatus = Literal["active", "deprecated", "sunset"]
@@ -111,6 +110,8 @@ def load_model_cards(
     Raises:
         ValueError: a card file is malformed (the message names the file).
     """
+    import yaml  # only card files need it, and few processes read them
+
     cards = []
     files = sorted((f for f in directory.iterdir() if f.name.endswith(_SUFFIXES)), key=_name)
     for file in files:

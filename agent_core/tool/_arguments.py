@@ -7,6 +7,7 @@ traceback from deep inside the tool.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -14,6 +15,7 @@ from typing import Any
 
 from jsonschema import SchemaError
 from jsonschema import ValidationError as SchemaViolation
+from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 logger = logging.getLogger(__name__)
@@ -46,20 +48,33 @@ def argument_errors(
         None when the arguments fit; otherwise a message with one line per problem, naming the
         field and its expected shape, followed by the tool's whole signature.
     """
-    schema = dict(schema)
-    try:
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        logger.warning("tool %r has an invalid input schema: %s", tool_name, exc.message)
+    validator = _validator(json.dumps(schema, default=str))
+    if isinstance(validator, str):
+        logger.warning("tool %r has an invalid input schema: %s", tool_name, validator)
         return None
-    errors = sorted(cls(schema).iter_errors(dict(arguments)), key=_order)
+    errors = sorted(validator.iter_errors(dict(arguments)), key=_order)
     if not errors:
         return None
     lines = [f"Invalid arguments for tool '{tool_name}':"]
     lines += [f"- {line}" for line in _lines(errors, schema)]
     lines.append(f"Expected arguments: {signature(schema)}")
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=512)
+def _validator(schema_json: str) -> Validator | str:
+    """The validator of a schema (given as JSON), or why the schema is invalid.
+
+    Checking a schema costs far more than checking arguments against it, and a tool's schema is
+    the same on every call, so each distinct schema is checked once.
+    """
+    schema = json.loads(schema_json)
+    cls = validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        return exc.message
+    return cls(schema)
 
 
 def drop_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) -> None:

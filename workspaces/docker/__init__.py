@@ -2,19 +2,39 @@
 
 `DockerWorkspace` (see its module for the isolation), `DockerWorkspaceManager` (one per
 user's agent, torn down when idle). The image is built from `Dockerfile` beside this file.
+
+The policy loads eagerly; the rest loads the Docker client (slow to import) on first use, so a
+process that only reads the configuration does not pay for it.
 """
 
-from workspaces.docker.availability import docker_unavailable
-from workspaces.docker.image import ImageRecipe
-from workspaces.docker.manager import DockerWorkspaceManager
-from workspaces.docker.workspace import (
-    CONTAINER_WORKDIR,
-    DEFAULT_IMAGE,
-    DockerPolicy,
-    DockerWorkspace,
-    ReadOnlyMount,
-    container_config,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from workspaces.docker.policy import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
+
+if TYPE_CHECKING:
+    from workspaces.docker.availability import docker_unavailable
+    from workspaces.docker.image import ImageRecipe
+    from workspaces.docker.manager import DockerWorkspaceManager
+    from workspaces.docker.workspace import CONTAINER_WORKDIR, DockerWorkspace, container_config
+
+_LAZY = {
+    "CONTAINER_WORKDIR": "workspaces.docker.workspace",
+    "DockerWorkspace": "workspaces.docker.workspace",
+    "DockerWorkspaceManager": "workspaces.docker.manager",
+    "ImageRecipe": "workspaces.docker.image",
+    "container_config": "workspaces.docker.workspace",
+    "docker_unavailable": "workspaces.docker.availability",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'workspaces.docker' has no attribute {name!r}")
+
 
 __all__ = [
     "CONTAINER_WORKDIR",

@@ -9,7 +9,7 @@ import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
 
-from workspaces.docker.workspace import DEFAULT_IMAGE
+from workspaces.docker.policy import DEFAULT_IMAGE
 
 _NOT_FOUND = 404
 

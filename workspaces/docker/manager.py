@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent_core.mcp import MCPClientConfig
-from workspaces.docker.workspace import DEFAULT_IMAGE, DockerPolicy, DockerWorkspace, ReadOnlyMount
+from workspaces.docker.policy import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
+from workspaces.docker.workspace import DockerWorkspace
 from workspaces.manager import LocalWorkspaceManager, WorkspaceKey
 
 

@@ -40,7 +40,6 @@ import aiodocker
 import aiohttp
 from aiodocker.containers import DockerContainer
 from aiodocker.exceptions import DockerError
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_core.errors import MCPError
 from agent_core.mcp import MCPClient, MCPClientConfig
@@ -51,10 +50,10 @@ from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
 from workspaces.docker._exec import ExecChannel
 from workspaces.docker.image import ImageRecipe, ensure_image
+from workspaces.docker.policy import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 from workspaces.errors import DockerUnavailable, WorkspaceClosed, WorkspaceError
 from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
 from workspaces.gateway.protocol import SOCKET_NAME
-from workspaces.limits import WorkspaceLimits
 from workspaces.local import BOOKKEEPING, LocalWorkspace
 from workspaces.toolhost import ToolHost, ToolHostChannel, toolhost_command
 
@@ -65,9 +64,6 @@ CONTAINER_WORKDIR = Path("/workspace")
 
 RUNTIME_DIR = "/run/troupe"
 """Where the gateway's socket directory is mounted in the container."""
-
-DEFAULT_IMAGE = "troupe-workspace:latest"
-"""The image built from `workspaces/docker/Dockerfile`."""
 
 _GATEWAY_START_TIMEOUT = 60.0
 # The status aiodocker gives a request that never reached the daemon.
@@ -83,40 +79,6 @@ _READONLY_PATHS = (
     "/proc/sysrq-trigger",
     "/dev",
 )
-
-
-class ReadOnlyMount(BaseModel):
-    """A host directory shown read-only in the container."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source: str = Field(description="The absolute host path.")
-    target: str = Field(description="The absolute path in the container.")
-
-    @field_validator("source", "target")
-    @classmethod
-    def _absolute(cls, value: str) -> str:
-        if not value.startswith("/") or ":" in value:
-            raise ValueError("must be an absolute path without ':'")
-        return value
-
-
-class DockerPolicy(WorkspaceLimits):
-    """What a Docker workspace's container may use."""
-
-    network: str = Field(
-        default="none",
-        description="The container's network: `none`, or a Docker network to join (e.g. "
-        "`bridge`); the host's network and other containers' are refused.",
-    )
-    cpus: float = Field(default=1.0, gt=0, description="CPU cores the container may use.")
-
-    @field_validator("network")
-    @classmethod
-    def _own_network(cls, value: str) -> str:
-        if value == "host" or value.startswith("container:"):
-            raise ValueError(f"network {value!r} would share another namespace")
-        return value
 
 
 def container_config(

@@ -5,9 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 MAX_PAGES_WITHOUT_RANGE = 10
 """PDFs with more pages than this must be read with an explicit `pages` range."""
 MAX_PAGES_PER_READ = 20
@@ -63,6 +60,10 @@ def read_pdf_text(path: Path, pages: str | None) -> str:
     Raises:
         PdfReadError: the file is not a readable PDF, or `pages` is not a valid request.
     """
+    # pypdf is slow to import and most processes never read a PDF.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(path)
         total = len(reader.pages)

@@ -142,3 +142,21 @@ async def test_context_is_compressed_inside_the_loop_when_it_grows() -> None:
     assert "task_overview text" in str(agent.state.summary)
     assert len(agent.state.context) < 12
     assert any(tool.name == "generate_summary" for tools in model.tool_schemas for tool in tools)
+
+
+async def test_a_compression_hook_sees_every_reasoning_step_far_below_the_threshold() -> None:
+    seen: list[int] = []
+
+    class Watcher(MiddlewareBase):
+        async def on_compress_context(
+            self, agent: Any, input_kwargs: dict[str, Any], next_handler: Any
+        ) -> None:
+            seen.append(agent.state.reply_context.cur_iter)
+            await next_handler(**input_kwargs)
+
+    call = ScriptedToolCall("add", {"a": 1, "b": 2})
+    model = ScriptedChatModel([ScriptedResponse(tool_calls=[call]), "3"], context_size=100_000)
+    agent = Agent("bot", "x", model, Toolkit([add]), state=trusted(), middlewares=[Watcher()])
+    await agent.reply(UserMsg("u", "add 1 and 2"))
+    assert seen == [1, 2]
+    assert not agent.state.summary

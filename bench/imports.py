@@ -1,0 +1,97 @@
+"""What a session process pays for its imports: time and USS over a bare Ray worker.
+
+Each figure comes from a fresh interpreter (median of `--reps`): a bare one that imports only
+`ray` (what every Ray worker has loaded before it runs an actor), and one that then imports the
+module a session host or a workspace actor is built from. Printed: wall time of the extra import,
+USS (unique set size) of both processes and the difference, the number of modules loaded, and
+the heavy third-party packages it loaded that the bare worker had not.
+
+Run: .venv/bin/python bench/imports.py [--reps 5] [--module actors._remote]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+WATCHED = (
+    "click",
+    "rich",
+    "typer",
+    "httpx",
+    "redis",
+    "mcp",
+    "e2b",
+    "aiodocker",
+    "pypdf",
+    "jsonschema",
+    "yaml",
+    "uvicorn",
+    "fastapi",
+    "starlette",
+    "serve",
+)
+
+_PROBE = """
+import json, sys, time
+import psutil
+import ray
+start = time.perf_counter()
+for name in {modules!r}:
+    __import__(name)
+elapsed = time.perf_counter() - start
+watched = {watched!r}
+print(json.dumps({{
+    "seconds": elapsed,
+    "uss": psutil.Process().memory_full_info().uss,
+    "modules": len(sys.modules),
+    "loaded": sorted(w for w in watched if w in sys.modules),
+}}))
+"""
+
+
+def probe(modules: list[str]) -> dict[str, object]:
+    """Import `modules` after `ray` in a fresh interpreter; return its figures."""
+    code = _PROBE.format(modules=modules, watched=WATCHED)
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def median_of(samples: list[dict[str, object]], key: str) -> float:
+    """The median of one numeric figure over samples."""
+    return statistics.median(float(s[key]) for s in samples)  # type: ignore[arg-type]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument(
+        "--module",
+        action="append",
+        help="module to measure (repeatable; default: the session and workspace actor modules)",
+    )
+    args = parser.parse_args()
+    targets = args.module or ["actors._remote", "actors.workspace_host"]
+    bare = [probe([]) for _ in range(args.reps)]
+    bare_uss = median_of(bare, "uss")
+    print(f"Imports over a bare Ray worker (python + `import ray`), median of {args.reps} runs")
+    print(f"  bare: USS {bare_uss / 2**20:6.1f} MiB, {median_of(bare, 'modules'):.0f} modules")
+    for module in targets:
+        samples = [probe([module]) for _ in range(args.reps)]
+        uss = median_of(samples, "uss")
+        print(
+            f"  {module}: +{median_of(samples, 'seconds') * 1e3:5.0f} ms, "
+            f"USS {uss / 2**20:6.1f} MiB (+{(uss - bare_uss) / 2**20:5.1f} MiB), "
+            f"{median_of(samples, 'modules'):.0f} modules"
+        )
+        extra = sorted(set(samples[-1]["loaded"]) - set(bare[-1]["loaded"]))  # type: ignore[call-overload]
+        print(f"    watched packages loaded beyond the bare worker's: {', '.join(extra) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Session hosts and workspace actors import only what they use.
+
+Each module is imported in a fresh interpreter, as a Ray worker does when it starts an actor,
+and the modules it loaded are checked: no HTTP layer, no command-line toolkits, no model
+provider, and no SDK of a workspace backend or of MCP until something uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+FORBIDDEN = (
+    "serve",
+    "click",
+    "rich",
+    "typer",
+    "fastapi",
+    "uvicorn",
+    "mcp",
+    "e2b",
+    "aiodocker",
+    "pypdf",
+    "agent_core.model.openai",
+    "agent_core.model.openai_response",
+    "agent_core.model.anthropic",
+    "agent_core.model.gemini",
+    "agent_core.model.ollama",
+    "agent_core.model.dashscope",
+    "agent_core.model.deepseek",
+    "agent_core.model.moonshot",
+    "agent_core.model.xai",
+)
+
+
+def loaded_after_import(module: str) -> set[str]:
+    """The forbidden modules a fresh interpreter holds after importing `module`."""
+    code = (
+        "import json, sys\n"
+        f"import {module}\n"
+        f"print(json.dumps(sorted(m for m in {FORBIDDEN!r} if m in sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+    ).stdout
+    return set(json.loads(out.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize(
+    "module", ["actors.session", "actors._remote", "actors.workspace_host", "agent_core.agent"]
+)
+def test_an_actor_module_loads_no_cli_provider_or_backend_sdk(module: str) -> None:
+    assert loaded_after_import(module) == set()
+
+
+def test_a_provider_loads_on_first_use() -> None:
+    code = (
+        "import sys\n"
+        "import agent_core.model as model\n"
+        "before = 'agent_core.model.openai' in sys.modules\n"
+        "model.OpenAIChatModel\n"
+        "print(before, 'agent_core.model.openai' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+    ).stdout
+    assert out.split() == ["False", "True"]

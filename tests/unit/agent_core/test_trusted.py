@@ -1,0 +1,53 @@
+"""`trusted` builds the same models as validation does, for values already valid."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core._trusted import trusted
+from agent_core.event import HintBlockEvent, ReplyEndEvent, TextBlockDeltaEvent
+from agent_core.message import ErrorInfo, Msg, ReplyFinishedReason, ToolCallBlock, URLSource
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (TextBlockDeltaEvent, {"reply_id": "r", "block_id": "b", "delta": "hi"}),
+        (
+            ReplyEndEvent,
+            {
+                "reply_id": "r",
+                "session_id": "s",
+                "finished_reason": ReplyFinishedReason.ERROR,
+                "error": ErrorInfo(message="boom"),
+            },
+        ),
+        (HintBlockEvent, {"reply_id": "r", "block_id": "b", "hint": "note", "source": None}),
+        (ToolCallBlock, {"id": "c1", "name": "add", "input": "", "created_at": "t"}),
+    ],
+)
+def test_a_trusted_model_equals_the_validated_one(cls: type, values: dict[str, object]) -> None:
+    fixed = {"id": "x1", "created_at": "2026-01-01T00:00:00+00:00", **values}
+    built, validated = trusted(cls, **fixed), cls(**fixed)
+    assert built == validated
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_fields_set == validated.model_fields_set
+
+
+def test_defaults_are_filled_fresh_for_each_instance() -> None:
+    first = trusted(TextBlockDeltaEvent, reply_id="r", block_id="b", delta="a")
+    second = trusted(TextBlockDeltaEvent, reply_id="r", block_id="b", delta="a")
+    assert first.id != second.id
+    assert first.metadata is not second.metadata
+    assert first.model_fields_set == {"reply_id", "block_id", "delta"}
+
+
+def test_a_missing_required_field_is_refused() -> None:
+    with pytest.raises(TypeError, match="delta"):
+        trusted(TextBlockDeltaEvent, reply_id="r", block_id="b")
+
+
+@pytest.mark.parametrize("cls", [Msg, URLSource])
+def test_models_whose_validators_rewrite_data_are_refused(cls: type) -> None:
+    with pytest.raises(TypeError, match="without validation"):
+        trusted(cls)
