@@ -252,7 +252,10 @@ class RayDispatcher:
         chat request) should not wait for it. Delivery is confirmed in the background and
         retried if the actor turns out to be dead; the sweeper covers anything still missed.
         """
-        handle = await asyncio.to_thread(self._handle, session_id)
+        # A cached handle needs no thread: only creating one blocks (a GCS round trip).
+        handle: Any = self._handles.get(self._name(session_id))
+        if handle is None:
+            handle = await asyncio.to_thread(self._handle, session_id)
         task = asyncio.get_running_loop().create_task(
             self._confirm(session_id, handle.wake.remote(session_id))
         )

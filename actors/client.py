@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from actors._redis_errors import storage_errors
 from actors.audit import SessionAudit, audit_session
@@ -27,8 +26,8 @@ from actors.errors import (
     NotFound,
     SessionBusy,
     SessionNotFound,
-    StorageUnavailable,
 )
+from actors.event_fanout import EventFanout
 from actors.extensions import register_credential_types
 from actors.health import Probe, check_all
 from actors.inprocess import InProcessDispatcher
@@ -58,6 +57,7 @@ from actors.skill_upload import (
 )
 from actors.status import parked_status
 from actors.storage import RedisStorage
+from actors.stream_ids import StreamId
 from actors.team import NotInTeam, TeamNotFound, TeamRecord, TeamStore
 from actors.workspace_backends import workspace_health
 from actors.workspace_host import FileStream
@@ -171,6 +171,7 @@ class RuntimeClient:
             **dispatcher.health_checks(),
         }
         self._probes = {name: Probe(check) for name, check in checks.items()}
+        self._fanout: EventFanout | None = None
 
     def start_sweeper(self) -> None:
         """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
@@ -193,6 +194,8 @@ class RuntimeClient:
         await self.schedules.aclose()
         await self.dispatcher.close()
         await self.workspaces.aclose()
+        if self._fanout is not None:
+            await self._fanout.aclose()
         await self.redis.aclose()
 
     async def health(self) -> dict[str, str]:
@@ -532,37 +535,30 @@ class RuntimeClient:
             raise NotFound(agent_id)
         return WorkspaceHandle(self.workspaces.service, workspace_request(session))
 
-    async def events(self, session_id: str, after: str) -> AsyncIterator[tuple[str, str]]:
-        """Yield (id, event JSON) after `after`, then tail the log; never ends by itself.
+    async def events(self, session_id: str, after: StreamId) -> AsyncIterator[tuple[str, str]]:
+        """Open the session's events after `after`: (id, event JSON), then the live tail.
 
-        Yields ("", "") when a blocking read times out, so the caller can send a keep-alive.
-        A Redis outage is ridden out (keep-alives continue, reading resumes where it stopped)
-        for up to `stream_outage_grace` seconds.
+        Where the stream starts is settled before this returns (a cursor past the newest event
+        starts at the newest), so every event appended afterwards is delivered. Every
+        subscriber of a session in this process shares one reader of its log (see
+        `EventFanout`), on a connection pool apart from the one requests use. The iterator
+        never ends by itself; it yields ("", "") on each idle period (send a keep-alive) and
+        ("", JSON) for a `CUSTOM events_dropped` notice when `after` is older than what the
+        log still holds. A Redis outage is ridden out for up to `stream_outage_grace`
+        seconds, after which the iterator raises `StorageUnavailable`.
 
         Raises:
             StorageUnavailable: Redis stayed away longer than the grace period.
         """
-        cursor = after
-        block = self.settings.stream_block_ms
-        loop = asyncio.get_running_loop()
-        outage_since: float | None = None
-        while True:
-            try:
-                batch = await self.bus.read_events(session_id, cursor, block_ms=block)
-            except (RedisError, OSError) as exc:
-                outage_since = outage_since or loop.time()
-                if loop.time() - outage_since > self.settings.stream_outage_grace:
-                    raise StorageUnavailable(str(exc)) from exc
-                yield "", ""
-                await asyncio.sleep(1.0)
-                continue
-            outage_since = None
-            if not batch:
-                yield "", ""
-                continue
-            for event_id, payload in batch:
-                yield event_id, payload
-            cursor = batch[-1][0]
+        if self._fanout is None:
+            self._fanout = EventFanout(
+                connect(self.settings.redis_url, self.settings.stream_connections),
+                self.bus.keys,
+                block_ms=self.settings.stream_block_ms,
+                outage_grace=self.settings.stream_outage_grace,
+                log_maxlen=self.settings.event_log_maxlen,
+            )
+        return await self._fanout.subscribe(session_id, after)
 
 
 def ray_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
@@ -598,6 +594,7 @@ __all__ = [
     "SessionAudit",
     "SessionDispatcher",
     "SkillRecord",
+    "StreamId",
     "TeamStatus",
     "TooLarge",
     "UploadManifest",

@@ -5,23 +5,30 @@ from __future__ import annotations
 from typing import Self
 from urllib.parse import quote
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
+DEFAULT_MAX_CONNECTIONS = 100
+"""Connections one client's pool opens at most, unless told otherwise."""
 
-def connect(url: str) -> Redis:
+
+def connect(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Redis:
     """A client for `url` that rides out restarts and failovers.
 
     Pooled connections die when Redis restarts; commands retry on a fresh connection with
     jittered backoff for about three seconds before giving up, and idle connections are
-    health-checked before use.
+    health-checked before use. The pool holds at most `max_connections`; a burst beyond it
+    waits (up to 10 s) for a free connection instead of failing.
     """
-    return Redis.from_url(
+    pool = BlockingConnectionPool.from_url(
         url,
+        max_connections=max_connections,
+        timeout=10,
         health_check_interval=10,
         retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=6),
     )
+    return Redis.from_pool(pool)
 
 
 def url_of(redis: Redis) -> str:

@@ -98,6 +98,12 @@ class RuntimeSettings(BaseModel):
     stream_block_ms: int = Field(
         default=15_000, gt=0, description="Longest blocking read of an event log (ms)."
     )
+    stream_connections: int = Field(
+        default=1_000,
+        gt=0,
+        description="Redis connections one API process gives SSE streams (one per watched "
+        "session), a pool apart from the one requests use.",
+    )
     workspace_root: str = Field(
         default_factory=lambda: os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
         validate_default=True,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import ray
 from fastapi import FastAPI
 from ray import serve
 from ray.exceptions import TaskCancelledError
@@ -18,6 +23,8 @@ from actors.settings import RuntimeSettings
 from serve.app import create_app
 
 APP_NAME = "troupe"
+_INGRESS_SETTINGS = "TROUPE_INGRESS_SETTINGS"
+_INGRESS_CORS = "TROUPE_INGRESS_CORS_ORIGINS"
 
 
 class ClientGone:
@@ -133,3 +140,63 @@ def remove() -> None:
     `shutdown()` also makes the controller kill itself, which Ray reports as a failed task.
     """
     serve.delete(APP_NAME)
+
+
+def uvicorn_app() -> FastAPI:
+    """The API in one worker of the uvicorn ingress (`run_uvicorn`): joins Ray, builds the app.
+
+    Reads the settings and Ray address `run_uvicorn` passes in the environment.
+    """
+    from serve.app import cors_middleware
+
+    settings = RuntimeSettings.model_validate_json(os.environ[_INGRESS_SETTINGS])
+    # `ray.init` replaces the SIGTERM handler with an immediate exit; keep uvicorn's graceful one.
+    uvicorn_sigterm = signal.getsignal(signal.SIGTERM)
+    ray.init(address=os.environ["RAY_ADDRESS"], namespace=settings.namespace, log_to_driver=False)
+    signal.signal(signal.SIGTERM, uvicorn_sigterm)
+    origins = [o for o in os.environ.get(_INGRESS_CORS, "").split(",") if o]
+    middlewares = [cors_middleware(origins)] if origins else []
+    return create_app(settings=settings, extra_middlewares=middlewares)
+
+
+def run_uvicorn(
+    settings: RuntimeSettings,
+    host: str,
+    port: int,
+    workers: int = 1,
+    cors_origins: Sequence[str] = (),
+    log_level: str = "warning",
+    access_log: bool = False,
+) -> subprocess.Popen[bytes]:
+    """Serve the API with `workers` uvicorn processes that join this process's Ray cluster.
+
+    The fast ingress: requests go client → uvicorn worker (the same FastAPI app Serve runs) →
+    Redis and Ray actors, without Serve's proxy hop. Ray must be initialised here; the workers
+    are Ray drivers of its cluster. Returns the uvicorn process (terminate it to stop).
+    """
+    env = {
+        **os.environ,
+        _INGRESS_SETTINGS: settings.model_dump_json(),
+        _INGRESS_CORS: ",".join(cors_origins),
+        "RAY_ADDRESS": ray.get_runtime_context().gcs_address,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        f"{__name__}:uvicorn_app",
+        "--factory",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        log_level.lower(),
+        "--timeout-graceful-shutdown",
+        "5",
+    ]
+    if not access_log:
+        command.append("--no-access-log")
+    return subprocess.Popen(command, env=env)

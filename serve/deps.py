@@ -26,7 +26,9 @@ from actors.schedule_service import ScheduleService
 from actors.workspaces import SessionWorkspaces, WorkspaceService
 
 
-def user_id(x_user_id: Annotated[str, Header(description="The caller's user id.")]) -> str:
+async def user_id(
+    x_user_id: Annotated[str, Header(description="The caller's user id.")],
+) -> str:
     """Identify the caller from `X-User-ID` (missing → 422, empty → 401).
 
     Replace this dependency (`app.dependency_overrides[user_id]`) to plug in real auth.
@@ -40,8 +42,9 @@ get_current_user_id = user_id
 """The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
 
 
-def runtime(request: Request) -> RuntimeClient:
+async def runtime(request: Request) -> RuntimeClient:
     """The app's runtime client."""
+    # `async`, like `user_id`: FastAPI runs a plain `def` dependency on a worker thread.
     client: RuntimeClient = request.app.state.runtime
     return client
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
-from actors.client import SessionAudit
+from actors.client import SessionAudit, StreamId
 from actors.records import SessionConfig, SessionNaming, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
@@ -24,11 +24,9 @@ from serve.session_views import (
     session_view,
     team_status_view,
 )
-from serve.sse import event_frames
+from serve.sse import Cursor, event_frames
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
-
-_STREAM_ID = r"^\d+(-\d+)?$"
 
 
 async def _check_agent(
@@ -122,19 +120,21 @@ async def stream(
     session_id: str,
     user: UserId,
     runtime: Runtime,
-    after: Annotated[str | None, Query(pattern=_STREAM_ID)] = None,
-    last_event_id: Annotated[str | None, Header(pattern=_STREAM_ID)] = None,
+    after: Annotated[Cursor, Query(description="Replay the events after this stream id.")] = None,
+    last_event_id: Annotated[
+        Cursor, Header(description="The EventSource reconnect cursor; wins over `after`.")
+    ] = None,
 ) -> StreamingResponse:
-    """Server-Sent Events of the session: replay after `after`/`Last-Event-ID`, then live.
+    """Server-Sent Events of the session: replay after `Last-Event-ID`/`after`, then live.
 
-    Without either, the stream starts at the reply in progress (or with the next event).
+    Without either, the stream starts at the reply in progress (or with the next event). A
+    cursor older than what the log still holds gets a `CUSTOM events_dropped` event first; one
+    past the newest event waits for the next.
     """
     await runtime.check_session(user, session_id)
-    cursor = after or last_event_id
-    if cursor is None:
-        cursor = await runtime.live_cursor(session_id)
+    cursor = last_event_id or after or await runtime.live_cursor(session_id)
     return StreamingResponse(
-        event_frames(runtime, session_id, cursor),
+        await event_frames(runtime, session_id, StreamId.parse(cursor)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
