@@ -201,6 +201,7 @@ def test_health_answers_json_from_the_start_and_a_banner_follows(
         assert step in out, out
     base = f"http://127.0.0.1:{server.port}"
     assert f"docs    {base}/docs" in out, out
+    assert f"console {base}/console" in out, out
     assert httpx.get(f"{base}/health").json()["status"] == "ok"
     # Quiet by default: no Serve access lines nor route dumps.
     httpx.get(f"{base}/health")
@@ -257,16 +258,28 @@ def test_every_listener_of_the_server_is_on_loopback(started: tuple[_Server, lis
         if conn.status == psutil.CONN_LISTEN
     }
     assert any(port == server.port for _, _, port in listeners)
-    assert any(name in ("gcs_server", "raylet") for name, _, _ in listeners)
+    names = {name for name, _, _ in listeners}
+    assert {"gcs_server", "raylet"} <= names, listeners
+    # The API replica's own gRPC server (Serve binds it to all interfaces unless told).
+    assert sum(name.startswith("ray::ServeReplica") for name, _, _ in listeners) >= 2, listeners
     loopback = ("127.0.0.1", "::ffff:127.0.0.1", "::1")
-    outside = {entry for entry in listeners if entry[1] not in loopback}
-    # Ray Serve (2.60) binds each replica's inter-deployment gRPC server to [::]:0 in code,
-    # with no option; everything Troupe and Ray core start is on loopback.
-    serve_replica_grpc = {
-        entry for entry in outside if entry[0].startswith("ray::ServeReplica") and entry[1] == "::"
-    }
-    assert len(serve_replica_grpc) <= 1, outside
-    assert not outside - serve_replica_grpc, outside
+    assert {entry for entry in listeners if entry[1] not in loopback} == set()
+
+
+def _role(proc: psutil.Process) -> str:
+    """A process's name, or for a Python interpreter the script it runs."""
+    scripts = [Path(arg).name for arg in proc.cmdline() if arg.endswith(".py")]
+    return scripts[0] if proc.name().startswith("python") and scripts else proc.name()
+
+
+def test_no_dashboard_processes_run_without_dashboard(started: tuple[_Server, list[Any]]) -> None:
+    server, _ = started
+    roles = {_role(proc) for proc in _tree(server)}
+    assert {"gcs_server", "raylet", "ray::ServeController", "ray::ProxyActor"} <= roles, roles
+    unused = {"dashboard.py", "agent.py", "ray::DashboardAgent", "monitor.py", "log_monitor.py"}
+    assert not roles & unused, roles
+    assert "  console " in server.output()
+    assert "Ray dashboard" not in server.output()
 
 
 def test_ctrl_c_stops_cleanly_without_a_traceback(started: tuple[_Server, list[Any]]) -> None:
