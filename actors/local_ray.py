@@ -101,6 +101,7 @@ class LocalRay:
             num_cpus=num_cpus,
             include_dashboard=dashboard,
             dashboard_host=dashboard_host,
+            dashboard_port=None,  # as `ray.init()`: 8265, or the next free port
             no_monitor=True,
             include_log_monitor=log_to_driver,
             _system_config={} if dashboard else {"enable_metrics_collection": False},
@@ -116,7 +117,7 @@ class LocalRay:
         # `stop()` ends them on a clean exit.
         self._node = node_class(self._params, head=True, shutdown_at_exit=False, spawn_reaper=True)
         try:
-            context = ray.init(
+            ray.init(
                 address=self._node.address,
                 namespace=self._namespace,
                 logging_level=self._logging_level,
@@ -125,7 +126,7 @@ class LocalRay:
         except BaseException:
             self.stop()
             raise
-        self.dashboard_url = context.dashboard_url or None
+        self.dashboard_url = self._node.webui_url or None
 
     def stop(self) -> None:
         """Disconnect and stop every process of the node; idempotent."""

@@ -99,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dashboard",
         action="store_true",
-        help="run Ray's dashboard (local Ray only), on --host port 8265",
+        help="run Ray's dashboard (local Ray only), on --host port 8265 or the next free one",
     )
     return parser
 
@@ -170,7 +170,11 @@ def _start_ray(args: argparse.Namespace, namespace: str, stack: ExitStack) -> st
             log_to_driver=verbose,
             logging_level=level,
         )
-        return stack.enter_context(local).dashboard_url
+        try:
+            return stack.enter_context(local).dashboard_url
+        except Exception as exc:  # Ray raises plain exceptions when its node cannot start
+            lines = str(exc).strip().splitlines()
+            raise StartupError(f"cannot start Ray: {lines[0] if lines else repr(exc)}") from exc
     wait_for_ray_address(args.ray_address, args.ray_timeout)
     try:
         context = ray.init(

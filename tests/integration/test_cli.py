@@ -128,11 +128,11 @@ def _run_fails(*args: str) -> tuple[int, str]:
 class _Server:
     """A `troupe serve` child whose output is collected by a thread."""
 
-    def __init__(self, port: int, data_dir: Path) -> None:
+    def __init__(self, port: int, data_dir: Path, *args: str) -> None:
         self.port = port
         self.data_dir = data_dir
         self.process = subprocess.Popen(
-            _serve_cli("--port", str(port), "--data-dir", str(data_dir)),
+            _serve_cli("--port", str(port), "--data-dir", str(data_dir), *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -323,6 +323,35 @@ def test_ctrl_c_while_starting_exits_without_a_traceback(tmp_path: Path) -> None
         out = server.output()
         assert code in (0, 130), out
         assert "Traceback" not in out, out
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+def test_dashboard_runs_on_the_host_when_asked(tmp_path: Path) -> None:
+    server = _Server(find_free_port(), tmp_path / "data", "--dashboard")
+    try:
+        _wait_for(
+            lambda: server.saw("Press Ctrl-C to stop") or server.process.poll() is not None,
+            300,
+            "the banner",
+        )
+        (line,) = [line for line in server.lines if "Ray dashboard" in line]
+        url = line.split()[-1]
+        assert url.startswith("http://127.0.0.1:"), line
+        assert httpx.get(url, timeout=10).status_code == 200
+        roles = {_role(proc) for proc in _tree(server)}
+        assert {"dashboard.py", "ray::DashboardAgent"} <= roles, roles
+        loopback = ("127.0.0.1", "::ffff:127.0.0.1", "::1")
+        outside = {
+            (proc.name(), conn.laddr.ip, conn.laddr.port)
+            for proc in [psutil.Process(server.process.pid), *_tree(server)]
+            for conn in proc.net_connections(kind="tcp")
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.ip not in loopback
+        }
+        assert outside == set()
+        assert server.stop() == 0
     finally:
         if server.process.poll() is None:
             server.process.kill()
