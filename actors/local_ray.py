@@ -111,7 +111,7 @@ class LocalRay:
         """`host:port` of the dashboard when it runs."""
 
     def start(self) -> None:
-        """Start the node and connect this process to it (a failed start leaves nothing)."""
+        """Start the node and connect this process to it (the node stops if that fails)."""
         node_class = ray_node.Node if self._dashboard else _HeadWithoutDashboard
         # As `ray.init()` does: the node's processes die with this one (spawn_reaper), and
         # `stop()` ends them on a clean exit.

@@ -208,6 +208,7 @@ def test_health_answers_json_from_the_start_and_a_banner_follows(
     assert "GET /health" not in server.output()
     assert "Deployed app" not in server.output()
     assert "ready at" not in server.output()
+    assert server.output().count("TROUPE_SECRET_KEY is unset") == 1
 
 
 def test_second_server_on_the_same_port_exits_with_one_line(

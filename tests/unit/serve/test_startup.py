@@ -11,6 +11,7 @@ import psutil
 import pytest
 
 from actors._ports import find_free_port
+from serve.cli import main
 from serve.startup import StartingListener, StartupError, claim_port, wait_for_ray_address
 
 
@@ -76,3 +77,23 @@ def test_ray_addresses_are_checked_and_waited_for_in_bounded_time() -> None:
         wait_for_ray_address(f"127.0.0.1:{port}", timeout=0)
     assert str(caught.value).startswith(f"no Ray cluster answers at 127.0.0.1:{port} after 0s")
     wait_for_ray_address("auto", timeout=0)
+
+
+def test_serve_help_shows_every_option_with_its_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for option, default in [
+        ("--host", "127.0.0.1"),
+        ("--port", "8000"),
+        ("--data-dir", ".troupe"),
+        ("--ray-timeout", "30.0"),
+        ("--replicas", "1"),
+        ("--log-level", "warning"),
+        ("--dashboard", "False"),
+    ]:
+        assert option in text
+        assert f"(default: {default})" in text, option
