@@ -338,9 +338,10 @@ def test_dashboard_runs_on_the_host_when_asked(tmp_path: Path) -> None:
             300,
             "the banner",
         )
-        (line,) = [line for line in server.lines if "Ray dashboard" in line]
-        url = line.split()[-1]
-        assert url.startswith("http://127.0.0.1:"), line
+        lines = [line for line in server.lines if "Ray dashboard" in line]
+        assert len(lines) == 1, server.output()
+        url = lines[0].split()[-1]
+        assert url.startswith("http://127.0.0.1:"), lines
         assert httpx.get(url, timeout=10).status_code == 200
         roles = {_role(proc) for proc in _tree(server)}
         assert {"dashboard.py", "ray::DashboardAgent"} <= roles, roles
