@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dashboard",
         action="store_true",
-        help="run Ray's dashboard (local Ray only), on --host port 8265",
+        help="run Ray's dashboard (local Ray only), on --host port 8265 or the next free one",
     )
     return parser
 
@@ -169,34 +169,40 @@ def _wait_until_answered(
         time.sleep(_READY_POLL_S)
 
 
-def _start_ray(args: argparse.Namespace, namespace: str) -> str | None:
-    """Start or join Ray; return the dashboard's address when it runs."""
+def _start_ray(args: argparse.Namespace, namespace: str, stack: ExitStack) -> str | None:
+    """Start or join Ray (stopped or left by `stack`); return the dashboard's address if any."""
     import ray
 
     level = args.log_level.upper()
     # Worker and raylet output (in Ray's session logs anyway) reaches this console only when
     # asked for: by default it is per-actor noise and a raylet line on every clean stop.
     verbose = args.log_level in ("debug", "info")
-    if args.ray_address:
-        wait_for_ray_address(args.ray_address, args.ray_timeout)
-        try:
-            context = ray.init(
-                address=args.ray_address,
-                namespace=namespace,
-                logging_level=level,
-                log_to_driver=verbose,
-            )
-        except ConnectionError as exc:
-            raise StartupError(f"cannot join Ray at {args.ray_address}: {exc}") from exc
-    else:
-        context = ray.init(
-            address="local",
+    if not args.ray_address:
+        from actors.local_ray import LocalRay
+
+        local = LocalRay(
             namespace=namespace,
-            include_dashboard=args.dashboard,
+            dashboard=args.dashboard,
             dashboard_host=args.host,
+            log_to_driver=verbose,
+            logging_level=level,
+        )
+        try:
+            return stack.enter_context(local).dashboard_url
+        except Exception as exc:  # Ray raises plain exceptions when its node cannot start
+            lines = str(exc).strip().splitlines()
+            raise StartupError(f"cannot start Ray: {lines[0] if lines else repr(exc)}") from exc
+    wait_for_ray_address(args.ray_address, args.ray_timeout)
+    try:
+        context = ray.init(
+            address=args.ray_address,
+            namespace=namespace,
             logging_level=level,
             log_to_driver=verbose,
         )
+    except ConnectionError as exc:
+        raise StartupError(f"cannot join Ray at {args.ray_address}: {exc}") from exc
+    stack.callback(ray.shutdown)
     url: str | None = context.dashboard_url
     return url or None
 
@@ -248,10 +254,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
         print(f"WARNING: {GENERATED_KEY_WARNING}", file=sys.stderr, flush=True)
     where = f"joining Ray at {args.ray_address}" if args.ray_address else "starting Ray"
     _progress(3, where, listener)
-    import ray
-
-    dashboard_url = _start_ray(args, settings.namespace)
-    stack.callback(ray.shutdown)
+    dashboard_url = _start_ray(args, settings.namespace, stack)
     from serve import deployment
     from serve.app import cors_middleware
 
@@ -307,10 +310,12 @@ def _banner(base_url: str, health: dict[str, Any], dashboard_url: str | None) ->
         f"Troupe API listening on {base_url}",
         f"  API     {base_url}/",
         f"  docs    {base_url}/docs",
+        f"  console {base_url}/console",
         f"  health  {base_url}/health",
-        f"  console {'http://' + dashboard_url if dashboard_url else 'off (--dashboard)'}",
-        "Press Ctrl-C to stop.",
     ]
+    if dashboard_url:
+        lines.append(f"  Ray dashboard http://{dashboard_url}")
+    lines.append("Press Ctrl-C to stop.")
     print("\n".join(lines), flush=True)
 
 

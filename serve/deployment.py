@@ -57,12 +57,35 @@ def _app_builder(
 ) -> Callable[[], FastAPI]:
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
+        _bind_replica_grpc_to_node_ip()
         settings = RuntimeSettings.model_validate(settings_payload)
         return create_app(
             settings=settings, extra_middlewares=[Middleware(ClientGone), *middlewares]
         )
 
     return build
+
+
+def _bind_replica_grpc_to_node_ip() -> None:
+    """Make this replica's inter-deployment gRPC server listen on the node's address only.
+
+    Serve 2.60 binds it to `[::]:0`, all interfaces, in code and without an option; its callers
+    reach it at the replica's node address, so listening there is enough (on a server bound to
+    a loopback `--host`, that is 127.0.0.1). Runs in the replica, before Serve starts the server.
+    """
+    from ray.serve._private import replica
+
+    add_port = replica.add_port_to_grpc_server
+    node_ip = ray.util.get_node_ip_address()
+    host = f"[{node_ip}]" if ":" in node_ip else node_ip
+
+    def add_port_on_node_ip(server: Any, address: str) -> int:
+        if address.startswith("[::]:"):
+            address = host + address.removeprefix("[::]")
+        port: int = add_port(server, address)
+        return port
+
+    replica.add_port_to_grpc_server = add_port_on_node_ip
 
 
 def application(

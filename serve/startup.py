@@ -20,6 +20,7 @@ import json
 import os
 import socket
 import struct
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -107,6 +108,11 @@ class _Server(ThreadingHTTPServer):
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         super().server_bind()
         _steer_to_first(self.socket)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Say nothing of a client that left before its answer; report anything else."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _steer_to_first(sock: socket.socket) -> None:

@@ -128,11 +128,11 @@ def _run_fails(*args: str) -> tuple[int, str]:
 class _Server:
     """A `troupe serve` child whose output is collected by a thread."""
 
-    def __init__(self, port: int, data_dir: Path) -> None:
+    def __init__(self, port: int, data_dir: Path, *args: str) -> None:
         self.port = port
         self.data_dir = data_dir
         self.process = subprocess.Popen(
-            _serve_cli("--port", str(port), "--data-dir", str(data_dir)),
+            _serve_cli("--port", str(port), "--data-dir", str(data_dir), *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -201,12 +201,14 @@ def test_health_answers_json_from_the_start_and_a_banner_follows(
         assert step in out, out
     base = f"http://127.0.0.1:{server.port}"
     assert f"docs    {base}/docs" in out, out
+    assert f"console {base}/console" in out, out
     assert httpx.get(f"{base}/health").json()["status"] == "ok"
     # Quiet by default: no Serve access lines nor route dumps.
     httpx.get(f"{base}/health")
     assert "GET /health" not in server.output()
     assert "Deployed app" not in server.output()
     assert "ready at" not in server.output()
+    assert server.output().count("TROUPE_SECRET_KEY is unset") == 1
 
 
 def test_second_server_on_the_same_port_exits_with_one_line(
@@ -257,16 +259,28 @@ def test_every_listener_of_the_server_is_on_loopback(started: tuple[_Server, lis
         if conn.status == psutil.CONN_LISTEN
     }
     assert any(port == server.port for _, _, port in listeners)
-    assert any(name in ("gcs_server", "raylet") for name, _, _ in listeners)
+    names = {name for name, _, _ in listeners}
+    assert {"gcs_server", "raylet"} <= names, listeners
+    # The API replica's own gRPC server (Serve binds it to all interfaces unless told).
+    assert sum(name.startswith("ray::ServeReplica") for name, _, _ in listeners) >= 2, listeners
     loopback = ("127.0.0.1", "::ffff:127.0.0.1", "::1")
-    outside = {entry for entry in listeners if entry[1] not in loopback}
-    # Ray Serve (2.60) binds each replica's inter-deployment gRPC server to [::]:0 in code,
-    # with no option; everything Troupe and Ray core start is on loopback.
-    serve_replica_grpc = {
-        entry for entry in outside if entry[0].startswith("ray::ServeReplica") and entry[1] == "::"
-    }
-    assert len(serve_replica_grpc) <= 1, outside
-    assert not outside - serve_replica_grpc, outside
+    assert {entry for entry in listeners if entry[1] not in loopback} == set()
+
+
+def _role(proc: psutil.Process) -> str:
+    """A process's name, or for a Python interpreter the script it runs."""
+    scripts = [Path(arg).name for arg in proc.cmdline() if arg.endswith(".py")]
+    return scripts[0] if proc.name().startswith("python") and scripts else proc.name()
+
+
+def test_no_dashboard_processes_run_without_dashboard(started: tuple[_Server, list[Any]]) -> None:
+    server, _ = started
+    roles = {_role(proc) for proc in _tree(server)}
+    assert {"gcs_server", "raylet", "ray::ServeController", "ray::ProxyActor"} <= roles, roles
+    unused = {"dashboard.py", "agent.py", "ray::DashboardAgent", "monitor.py", "log_monitor.py"}
+    assert not roles & unused, roles
+    assert "  console " in server.output()
+    assert "Ray dashboard" not in server.output()
 
 
 def test_ctrl_c_stops_cleanly_without_a_traceback(started: tuple[_Server, list[Any]]) -> None:
@@ -310,6 +324,36 @@ def test_ctrl_c_while_starting_exits_without_a_traceback(tmp_path: Path) -> None
         out = server.output()
         assert code in (0, 130), out
         assert "Traceback" not in out, out
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+def test_dashboard_runs_on_the_host_when_asked(tmp_path: Path) -> None:
+    server = _Server(find_free_port(), tmp_path / "data", "--dashboard")
+    try:
+        _wait_for(
+            lambda: server.saw("Press Ctrl-C to stop") or server.process.poll() is not None,
+            300,
+            "the banner",
+        )
+        lines = [line for line in server.lines if "Ray dashboard" in line]
+        assert len(lines) == 1, server.output()
+        url = lines[0].split()[-1]
+        assert url.startswith("http://127.0.0.1:"), lines
+        assert httpx.get(url, timeout=10).status_code == 200
+        roles = {_role(proc) for proc in _tree(server)}
+        assert {"dashboard.py", "ray::DashboardAgent"} <= roles, roles
+        loopback = ("127.0.0.1", "::ffff:127.0.0.1", "::1")
+        outside = {
+            (proc.name(), conn.laddr.ip, conn.laddr.port)
+            for proc in [psutil.Process(server.process.pid), *_tree(server)]
+            for conn in proc.net_connections(kind="tcp")
+            if conn.status == psutil.CONN_LISTEN and conn.laddr.ip not in loopback
+        }
+        assert outside == set()
+        assert server.stop() == 0
     finally:
         if server.process.poll() is None:
             server.process.kill()
