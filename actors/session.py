@@ -25,6 +25,7 @@ from actors.dispatch import Mailbox
 from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
+from actors.metrics import MetricsMiddleware, inbox_read
 from actors.models import build_chat_model
 from actors.naming import opening_text, session_title
 from actors.records import AgentRecord, ChatModelConfig, SessionNaming, SessionRecord
@@ -35,6 +36,7 @@ from actors.team import SubAgentTemplate, TeamStore, template_registry
 from actors.team_invite import invitable
 from actors.team_tools import TeamContext
 from actors.toolbox import SessionTools, session_toolkit
+from actors.tracing import continued
 from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
 from agent_core.agent import Agent, ResumeEvent
@@ -49,7 +51,7 @@ from agent_core.event import (
     ToolResultEndEvent,
 )
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
-from agent_core.middleware import MiddlewareBase
+from agent_core.middleware import MiddlewareBase, TracingMiddleware
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
 from agent_core.tool import ToolBase
@@ -183,7 +185,10 @@ class SessionRuntime:
                         continue
                     return
                 batch = _first_batch(pending)
-                self._reply_task = asyncio.create_task(self._reply(batch))
+                inbox_read(len(pending))
+                # The reply continues the trace of the delivery that started it.
+                with continued(pending[0][1]):
+                    self._reply_task = asyncio.create_task(self._reply(batch))
                 await self._reply_task
         except Exception:
             # Items stay in the inbox; the next wake (or the sweeper) drives them again.
@@ -285,7 +290,12 @@ class SessionRuntime:
             toolkit=toolkit,
             state=state,
             offloader=kit.offloader,
-            middlewares=[AnnounceChangesMiddleware(), *extra_middlewares],
+            middlewares=[
+                TracingMiddleware(),
+                MetricsMiddleware(),
+                AnnounceChangesMiddleware(),
+                *extra_middlewares,
+            ],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
             hint_source=hints,

@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--replicas", type=int, default=1, help="API replicas")
     run.add_argument(
+        "--auth",
+        choices=["dev", "keys"],
+        default=os.environ.get("TROUPE_AUTH"),
+        help="how callers are identified: keys (an API key, `troupe apikey create`) or dev "
+        "(the X-User-ID header, trusted); default: dev on a loopback --host, else keys "
+        "(TROUPE_AUTH)",
+    )
+    run.add_argument(
         "--workspace-backend",
         choices=["auto", "sandbox", "docker", "e2b", "local"],
         default=os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
@@ -249,6 +257,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
         extra_middlewares=middlewares,
         log_level=args.log_level.upper(),
         access_log=args.access_log,
+        auth=args.auth or ("dev" if args.host in _LOOPBACK else "keys"),
     )
     base_url = f"http://{_url_host(args.host)}:{args.port}"
     health = _wait_until_served(base_url, listener)

@@ -14,28 +14,33 @@ from starlette.middleware import Middleware
 
 from actors.settings import RuntimeSettings
 from serve.app import create_app
+from serve.auth import AuthMode
 
 APP_NAME = "troupe"
 
 
 def _app_builder(
-    settings_payload: dict[str, Any], middlewares: Sequence[Middleware]
+    settings_payload: dict[str, Any], middlewares: Sequence[Middleware], auth: AuthMode
 ) -> Callable[[], FastAPI]:
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
         settings = RuntimeSettings.model_validate(settings_payload)
-        return create_app(settings=settings, extra_middlewares=middlewares)
+        return create_app(settings=settings, extra_middlewares=middlewares, auth=auth)
 
     return build
 
 
 def application(
-    settings: RuntimeSettings, replicas: int = 1, extra_middlewares: Sequence[Middleware] = ()
+    settings: RuntimeSettings,
+    replicas: int = 1,
+    extra_middlewares: Sequence[Middleware] = (),
+    auth: AuthMode = "dev",
 ) -> serve.Application:
     """The Serve application: `replicas` FastAPI replicas sharing the Redis-backed runtime.
 
     SSE streams are long-lived requests, so a replica accepts many at once. The app is built on
-    each replica, so `extra_middlewares` must pickle.
+    each replica, so `extra_middlewares` must pickle. `auth` is the identity scheme
+    (`serve.auth`).
     """
 
     @serve.deployment(
@@ -44,7 +49,7 @@ def application(
         max_ongoing_requests=1000,
         ray_actor_options={"num_cpus": 0},
     )
-    @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares)))
+    @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares), auth))
     class TroupeAPI:
         """Ingress deployment; the FastAPI app is built on each replica."""
 
@@ -60,13 +65,15 @@ def deploy(
     extra_middlewares: Sequence[Middleware] = (),
     log_level: str = "INFO",
     access_log: bool = True,
+    auth: AuthMode = "dev",
 ) -> None:
     """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised).
 
     `proxy_location` is Serve's (`HeadOnly`, `EveryNode`); by default a proxy runs on every
     node that hosts a replica. `extra_middlewares` wrap the API (outermost first). `log_level`
     and `access_log` set what Serve's controller, proxies and replicas log (a line per request
-    with `access_log`). Returns once the application is submitted; `status` tells when it runs.
+    with `access_log`); `auth` is the identity scheme (`serve.auth`). Returns once the
+    application is submitted; `status` tells when it runs.
     """
     logging_config = LoggingConfig(log_level=log_level, enable_access_log=access_log)
     # Serve's logger in this process is set up (at INFO) when `ray.serve` is imported.
@@ -76,7 +83,7 @@ def deploy(
         http_options={"host": host, "port": port},
         logging_config=logging_config,
     )
-    app = application(settings, replicas, extra_middlewares)
+    app = application(settings, replicas, extra_middlewares, auth)
     serve.run(app, name=APP_NAME, route_prefix="/", blocking=False, logging_config=logging_config)
 
 

@@ -9,12 +9,14 @@ import click
 
 from serve.cli_commands._exit import BadUsage, Failed, run
 from serve.cli_commands._settings import (
+    API_KEY_ENV,
     SERVER_ENV,
     USER_ENV,
     ConfigFileError,
     resolve,
 )
 from serve.cli_commands._target import Target, pass_target
+from serve.cli_commands.apikey import apikey
 from serve.cli_commands.conversation import chat, logs
 from serve.cli_commands.resources import agent, credential, session
 from serve.client import APIError, ServerUnreachableError
@@ -43,14 +45,16 @@ def _version() -> str:
 @click.option(
     "--user",
     metavar="ID",
-    help=f"Who you are, sent as X-User-ID (${USER_ENV}, else the config file, else your login).",
+    help=f"Who you are, sent as X-User-ID (${USER_ENV}, else the config file, else your login); "
+    f"a server running --auth keys goes by your API key (${API_KEY_ENV}, else the config file).",
 )
 @click.pass_context
 def cli(ctx: click.Context, server: str | None, user: str | None) -> None:
     """Troupe: talk to a Troupe server from the shell.
 
     The server and user come from the flags, else $TROUPE_SERVER / $TROUPE_USER, else the
-    TOML config file ($TROUPE_CONFIG, default ~/.config/troupe/config.toml).
+    TOML config file ($TROUPE_CONFIG, default ~/.config/troupe/config.toml); the API key from
+    $TROUPE_API_KEY, else that file.
     """
     try:
         ctx.obj = Target(*resolve(server, user))
@@ -87,5 +91,5 @@ async def status(target: Target, wait: float) -> None:
         raise Failed("the server is degraded")
 
 
-for command in (agent, credential, session, chat, logs):
+for command in (agent, credential, session, chat, logs, apikey):
     cli.add_command(command)

@@ -57,7 +57,9 @@ class TroupeClient:
 
     Args:
         server: The API root.
-        user: The identity sent as `X-User-ID`.
+        user: The identity sent as `X-User-ID` (servers running `--auth dev`).
+        api_key: An API key, sent as `Authorization: Bearer` (servers running `--auth keys`,
+            where it decides who you are).
         timeout: Seconds allowed per request (streams wait for events without limit).
         transport: An httpx transport to use instead of the network (e.g. an in-process app).
 
@@ -73,12 +75,16 @@ class TroupeClient:
         user: str = "me",
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.server = server.rstrip("/")
         self.user = user
+        headers = {USER_HEADER: user}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.AsyncClient(
             base_url=self.server,
-            headers={USER_HEADER: user},
+            headers=headers,
             timeout=timeout,
             transport=transport,
         )

@@ -167,7 +167,7 @@ async def test_knowledge_bases_answer_an_empty_page(service: Service) -> None:
     assert default.json() == {"knowledge_bases": [], "total": 0, "page": 1, "page_size": 30}
     for bad in ({"page": 0}, {"page_size": 129}, {"orderby": "name"}):
         assert (await api.get("/knowledge_bases/", params=bad, headers=ALICE)).status_code == 422
-    assert (await api.get("/knowledge_bases/")).status_code == 422  # no X-User-ID
+    assert (await api.get("/knowledge_bases/")).status_code == 401  # no X-User-ID
 
 
 async def test_the_retrieval_parameters_schema_is_empty(service: Service) -> None:
