@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -33,10 +33,7 @@ log = logging.getLogger(__name__)
 _W3C = TraceContextTextMapPropagator()
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 
-Item = TypeVar("Item", bound=ChatItem | HintItem)
-
-
-def stamped(item: Item) -> Item:
+def stamped(item: ChatItem | HintItem) -> ChatItem | HintItem:
     """`item` carrying the current trace context (unchanged without one, or if it has one)."""
     if item.trace_context:
         return item
