@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 _W3C = TraceContextTextMapPropagator()
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 
+
 def stamped(item: ChatItem | HintItem) -> ChatItem | HintItem:
     """`item` carrying the current trace context (unchanged without one, or if it has one)."""
     if item.trace_context:

@@ -13,6 +13,7 @@ from serve.client._sse import sse_frames
 from serve.client.errors import APIError, NotFoundError, ServerUnreachableError
 from serve.client.models import (
     Agent,
+    ClusterStatus,
     Credential,
     CredentialCheck,
     Event,
@@ -116,6 +117,14 @@ class TroupeClient:
     async def health(self) -> Health:
         """The service's version and the status of each component."""
         return Health.model_validate(await self._call("GET", "/health"))
+
+    async def cluster_status(self) -> ClusterStatus:
+        """Ray nodes, session hosts and their sessions, non-empty inboxes (an admin key's view).
+
+        Raises:
+            APIError: 403 without an admin key.
+        """
+        return ClusterStatus.model_validate(await self._call("GET", "/admin/status"))
 
     async def create_agent(
         self, name: str, system_prompt: str | None = None, **settings: Any

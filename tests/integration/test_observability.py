@@ -1,9 +1,9 @@
-"""A team run is one trace: HTTP request → leader's session actor → worker sessions and back.
+"""Observability on a real Ray: a team run is one trace; `troupe status` shows what runs where.
 
-Every Ray worker exports its spans to a collector actor (`tests.support.span_collector`); the
-test's own client span is kept by an in-memory exporter. The trace context crosses each actor
-hop in the inbox item (W3C `traceparent`), so each session's reply hangs under the span that
-delivered to it.
+Tracing: HTTP request → leader's session actor → worker sessions and back. Every Ray worker
+exports its spans to a collector actor (`tests.support.span_collector`); the test's own client
+span is kept by an in-memory exporter. The trace context crosses each actor hop in the inbox item
+(W3C `traceparent`), so each session's reply hangs under the span that delivered to it.
 """
 
 from __future__ import annotations
@@ -15,14 +15,21 @@ from typing import Any
 import httpx
 import pytest
 import ray
+from click.testing import CliRunner
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from ray import serve
+from redis.asyncio import Redis
 
+from actors.bus import RedisMessageBus
 from actors.embedded_redis import EmbeddedRedis
+from actors.items import HintItem
+from actors.keys import Keys
+from serve.cli_commands import cli
+from serve.client import TroupeClient
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, user_text
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
@@ -170,3 +177,46 @@ async def test_a_team_run_is_one_trace(
     # Any later reply of the leader was woken by a worker's TeamSay.
     woken = [s for s in spans if s["name"] == "invoke_agent Lead" and s is not first_reply]
     assert {parent(s)["name"] for s in woken} <= {"execute_tool TeamSay"}
+
+
+async def test_troupe_status_shows_nodes_hosts_sessions_and_inboxes(
+    api: httpx.AsyncClient,
+    model: OpenAIWireServer,
+    service: LiveService,
+    redis_server: EmbeddedRedis,
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url, name="Solo")
+    model.push(ScriptedReply(text="hello"))
+    done = asyncio.create_task(
+        read_frames(
+            api,
+            f"/sessions/{session_id}/stream",
+            USER,
+            reply_end_after_text("hello"),
+            params={"after": "0"},
+        )
+    )
+    body = {"agent_id": agent_id, "session_id": session_id, "input": user_text("hi")}
+    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 200
+    await asyncio.wait_for(done, 60)
+    # An inbox nobody drains (no session behind it): its depth shows.
+    keys = Keys(service.settings.key_prefix)
+    async with RedisMessageBus(Redis.from_url(redis_server.url), keys) as bus:
+        await bus.put("parked-session", HintItem(hint="wait"))
+
+    async with TroupeClient(service.base_url, user="alice") as troupe:
+        cluster = await troupe.cluster_status()
+    result = await asyncio.to_thread(
+        CliRunner().invoke, cli, ["status"], env={"TROUPE_SERVER": service.base_url}
+    )
+
+    (node,) = cluster.nodes
+    assert node.alive
+    host = next(h for h in cluster.hosts if session_id in h.sessions)
+    assert host.node_id == node.node_id
+    assert cluster.live_sessions >= 1
+    assert [(i.session_id, i.depth) for i in cluster.inboxes] == [("parked-session", 1)]
+    assert result.exit_code == 0, result.output
+    assert "nodes: 1" in result.output
+    assert session_id in result.output
+    assert "parked-session  depth=1" in result.output
