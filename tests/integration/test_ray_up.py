@@ -10,6 +10,7 @@ an API key on the head's Redis and chats through the deployed API with a local f
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -229,8 +230,11 @@ async def test_ray_up_serves_the_api_with_keys_and_ray_down_leaves_nothing(node:
     with pytest.raises(redis.AuthenticationError):  # a password is required
         redis.Redis(port=node.redis_port).ping()
     assert redis.Redis.from_url(redis_url).config_get("appendonly") == {"appendonly": "yes"}
-    created = CliRunner().invoke(
-        cli, ["apikey", "create", "--user", "alice"], env={"TROUPE_REDIS_URL": redis_url}
+    created = await asyncio.to_thread(
+        CliRunner().invoke,
+        cli,
+        ["apikey", "create", "--user", "alice"],
+        env={"TROUPE_REDIS_URL": redis_url},
     )
     assert created.exit_code == 0, created.output
     token = created.output.strip()
