@@ -123,9 +123,9 @@ class SecretBox:
         update = {
             name: transform(value)
             for name in credential.secret_fields()
-            if isinstance(value := getattr(credential, name), str)
+            if (value := credential.secret(name)) is not None
         }
-        return credential.model_copy(update=update)
+        return credential.with_secrets(update)
 
 
 def _mac(key: bytes, purpose: str, message: bytes) -> bytes:

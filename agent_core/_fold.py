@@ -207,6 +207,10 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
         case ThinkingBlockEndEvent():
             if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
                 think.finished_at = event.created_at
+                if event.signature is not None:
+                    think.signature = event.signature
+                if event.redacted_thinking_data is not None:
+                    think.redacted_thinking_data = event.redacted_thinking_data
         case DataBlockStartEvent():
             source = Base64Source(data="", media_type=event.media_type)
             msg.content.append(

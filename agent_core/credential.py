@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -22,8 +22,12 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    SecretStr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     ValidationError,
     WithJsonSchema,
+    model_serializer,
 )
 
 from agent_core.errors import CredentialError
@@ -33,8 +37,6 @@ if TYPE_CHECKING:
 
     from agent_core.model.base import ChatModelBase
     from agent_core.model.card import ModelCard
-
-_SECRET_SCHEMA: dict[str, Any] = {"format": "password", "writeOnly": True}
 
 
 def _api_root(value: str) -> str:
@@ -54,6 +56,10 @@ def _api_root(value: str) -> str:
 
 ApiRoot = Annotated[str, AfterValidator(_api_root)]
 """An http(s) URL with a host: where a provider's API lives."""
+
+
+REVEAL_SECRETS = "reveal_secrets"
+"""Serialisation context key: dump `SecretStr` fields in plain (only the stored form does)."""
 
 
 class CredentialBase(BaseModel):
@@ -106,19 +112,55 @@ class CredentialBase(BaseModel):
     def secret_fields(cls) -> frozenset[str]:
         """Return the names of the fields holding secrets (`writeOnly` in the JSON schema).
 
-        That is every `SecretStr` field and every field marked like `OpenAICredential.api_key`.
+        That is every `SecretStr` field and every field marked `writeOnly` by hand.
         """
         properties = cls.model_json_schema().get("properties", {})
-        return frozenset(name for name, prop in properties.items() if prop.get("writeOnly"))
+        marked = {name for name, prop in properties.items() if prop.get("writeOnly")}
+        return frozenset(marked | {name for name in cls.model_fields if cls._is_secret_field(name)})
+
+    def secret(self, name: str) -> str | None:
+        """Return the plain value of the secret field `name` (None when unset).
+
+        Raises:
+            AttributeError: the credential has no such field.
+        """
+        value = getattr(self, name)
+        if isinstance(value, SecretStr):
+            return value.get_secret_value()
+        return value if isinstance(value, str) else None
+
+    def with_secrets(self, secrets: Mapping[str, str]) -> Self:
+        """Return a copy whose secret fields `secrets` names hold the given plain values."""
+        update = {
+            name: SecretStr(value) if self._is_secret_field(name) else value
+            for name, value in secrets.items()
+        }
+        return self.model_copy(update=update)
+
+    @classmethod
+    def _is_secret_field(cls, name: str) -> bool:
+        annotation = cls.model_fields[name].annotation
+        return annotation is SecretStr or SecretStr in getattr(annotation, "__args__", ())
+
+    @model_serializer(mode="wrap")
+    def _reveal_secrets(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        context = info.context
+        if isinstance(context, dict) and context.get(REVEAL_SECRETS):
+            for name in type(self).model_fields:
+                value = getattr(self, name, None)
+                if isinstance(value, SecretStr) and name in data:
+                    data[name] = value.get_secret_value()
+        return data
 
 
 class OpenAICredential(CredentialBase):
     """An API key for OpenAI or any server speaking its Chat Completions protocol."""
 
     type: Literal["openai_credential"] = "openai_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: ApiRoot = Field(
         default="https://api.openai.com/v1",
         min_length=1,
@@ -136,9 +178,7 @@ class DashScopeCredential(CredentialBase):
     """An API key for Alibaba Cloud DashScope (Qwen models), used over its OpenAI-compatible API."""
 
     type: Literal["dashscope_credential"] = "dashscope_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: ApiRoot = Field(
         default="https://dashscope.aliyuncs.com/compatible-mode/v1",
         min_length=1,
@@ -154,9 +194,7 @@ class AnthropicCredential(CredentialBase):
     """An API key for Anthropic's Messages API (Claude models)."""
 
     type: Literal["anthropic_credential"] = "anthropic_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: str = Field(
         default="https://api.anthropic.com/v1",
         min_length=1,
@@ -172,9 +210,7 @@ class DeepSeekCredential(CredentialBase):
     """An API key for DeepSeek's (OpenAI-compatible) API."""
 
     type: Literal["deepseek_credential"] = "deepseek_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: str = Field(
         default="https://api.deepseek.com",
         min_length=1,
@@ -190,9 +226,7 @@ class MoonshotCredential(CredentialBase):
     """An API key for Moonshot AI's (OpenAI-compatible) API (Kimi models)."""
 
     type: Literal["moonshot_credential"] = "moonshot_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: str = Field(
         default="https://api.moonshot.cn/v1",
         min_length=1,
@@ -208,9 +242,7 @@ class XAICredential(CredentialBase):
     """An API key for xAI's REST API (Grok models)."""
 
     type: Literal["xai_credential"] = "xai_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     api_host: str = Field(
         default="api.x.ai",
         min_length=1,
@@ -231,9 +263,7 @@ class GeminiCredential(CredentialBase):
     """An API key for the Google Gemini API (Google AI Studio)."""
 
     type: Literal["gemini_credential"] = "gemini_credential"
-    api_key: str = Field(
-        repr=False, description="Secret API key.", json_schema_extra=_SECRET_SCHEMA
-    )
+    api_key: SecretStr = Field(description="Secret API key.")
     base_url: str = Field(
         default="https://generativelanguage.googleapis.com/v1beta",
         min_length=1,
@@ -254,11 +284,11 @@ class OllamaCredential(CredentialBase):
         description="The Ollama server's URL (http://localhost:11434 when unset); a bare "
         "`host:port` means http.",
     )
-    api_key: str | None = Field(
+    api_key: SecretStr | None = Field(
         default=None,
-        repr=False,
         description="Secret API key, sent as a Bearer token (only servers that ask need one).",
-        json_schema_extra=_SECRET_SCHEMA,
+        # A nullable SecretStr marks only its string branch; the field itself is the secret.
+        json_schema_extra={"format": "password", "writeOnly": True},
     )
 
     chat_models: ClassVar[dict[str, str]] = {
@@ -349,7 +379,12 @@ def _validate_credential(value: Any) -> CredentialBase:
 Credential = Annotated[
     CredentialBase,
     PlainValidator(_validate_credential),
-    PlainSerializer(lambda c: c.model_dump(mode="json"), return_type=dict[str, Any]),
+    # The stored form keeps the secrets (sealed by the service before they reach Redis);
+    # anywhere else a `SecretStr` dumps masked.
+    PlainSerializer(
+        lambda c: c.model_dump(mode="json", context={REVEAL_SECRETS: True}),
+        return_type=dict[str, Any],
+    ),
     WithJsonSchema(
         {
             "type": "object",

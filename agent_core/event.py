@@ -9,7 +9,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
 
 from agent_core._ids import new_id, now_iso
 from agent_core.message import (
@@ -160,9 +168,28 @@ class ThinkingBlockDeltaEvent(_BlockEvent):
 
 
 class ThinkingBlockEndEvent(_BlockEvent):
-    """A thinking block is complete."""
+    """A thinking block is complete, with the provider's proof of it when one came.
+
+    Anthropic signs its thinking (or sends it redacted) and OpenAI's Responses API encrypts it;
+    the proof must go back with the block for the model to continue from it, so the fold keeps
+    it on the `ThinkingBlock`. Absent proofs are left out of the JSON (AgentScope's shape).
+    """
 
     type: Literal[EventType.THINKING_BLOCK_END] = EventType.THINKING_BLOCK_END
+    signature: str | None = Field(
+        default=None, description="The provider's signature or encrypted form of the reasoning."
+    )
+    redacted_thinking_data: str | None = Field(
+        default=None, description="Reasoning the provider sent only encrypted (redacted)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_proofs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("signature", "redacted_thinking_data"):
+            if data.get(key, "") is None:
+                del data[key]
+        return data
 
 
 class DataBlockStartEvent(_BlockEvent):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 from agent_core.message import (
@@ -24,6 +25,7 @@ from agent_core.message import (
     HintBlock,
     Msg,
     TextBlock,
+    ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
 )
@@ -72,11 +74,23 @@ def _parts(blocks: list[Any]) -> str | list[dict[str, Any]]:
     return parts
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What a Chat Completions dialect wants besides the common shape."""
+
+    names: bool = True
+    """Send each speaker's `name` (tool messages always name their tool)."""
+    reasoning_content: bool = False
+    """Send an assistant message's thinking back as `reasoning_content` ("" when none)."""
+
+
 class _Step:
     """One assistant message plus the tool results (and deferred hints) that follow it."""
 
-    def __init__(self, sender: str) -> None:
+    def __init__(self, sender: str, layout: _Layout) -> None:
         self.sender = sender
+        self.layout = layout
+        self.thinking: list[str] = []
         self.texts: list[str] = []
         self.calls: list[ToolCallBlock] = []
         self.results: list[ToolResultBlock] = []
@@ -94,9 +108,11 @@ class _Step:
         if self.texts or self.calls:
             message: dict[str, Any] = {
                 "role": "assistant",
-                **_name(self.sender),
+                **(_name(self.sender) if self.layout.names else {}),
                 "content": "\n".join(self.texts) if self.texts else None,
             }
+            if self.layout.reasoning_content:
+                message["reasoning_content"] = "\n".join(self.thinking)
             if self.calls:
                 message["tool_calls"] = [
                     {
@@ -175,9 +191,18 @@ class FormatterBase(ABC):
 class OpenAIChatFormatter(FormatterBase):
     """Formats a conversation as the `messages` of an OpenAI Chat Completions request.
 
-    Thinking blocks are dropped (providers do not accept them back). Images become `image_url`
-    parts (base64 as `data:` URLs); other binary data becomes a short text placeholder.
+    Thinking blocks are dropped unless `reasoning_content` asks for them back. Images become
+    `image_url` parts (base64 as `data:` URLs); other binary data becomes a short text
+    placeholder.
+
+    Args:
+        names: Send each speaker's `name` (DeepSeek and DashScope take none).
+        reasoning_content: Send an assistant message's thinking back as `reasoning_content`, as
+            DeepSeek's and Moonshot's thinking models want within a tool-using turn.
     """
+
+    def __init__(self, *, names: bool = True, reasoning_content: bool = False) -> None:
+        self._layout = _Layout(names=names, reasoning_content=reasoning_content)
 
     async def format(self, msgs: list[Msg]) -> list[dict[str, Any]]:
         """Return `msgs` as Chat Completions messages, preserving the order of every block.
@@ -188,7 +213,7 @@ class OpenAIChatFormatter(FormatterBase):
         Returns:
             JSON-ready message dicts.
         """
-        return [message for msg in msgs for message in _format_msg(msg)]
+        return [message for msg in msgs for message in _format_msg(msg, self._layout)]
 
 
 class OpenAIMultiAgentFormatter(FormatterBase):
@@ -262,30 +287,35 @@ def _history(run: list[tuple[str, str | list[dict[str, Any]]]]) -> dict[str, Any
     return {"role": "user", "content": merged}
 
 
-def _format_msg(msg: Msg) -> list[dict[str, Any]]:
+def _format_msg(msg: Msg, layout: _Layout = _Layout()) -> list[dict[str, Any]]:
     """Return one `Msg` as Chat Completions messages (an assistant reply may give several)."""
+    name = _name(msg.name) if layout.names else {}
     if msg.role == "system":
         text = "\n".join(b.text for b in msg.content if isinstance(b, TextBlock))
-        return [{"role": "system", **_name(msg.name), "content": text}]
+        return [{"role": "system", **name, "content": text}]
     if msg.role == "user":
         blocks = [b for b in msg.content if isinstance(b, TextBlock | DataBlock)]
-        return [{"role": "user", **_name(msg.name), "content": _parts(blocks)}] if blocks else []
-    return _assistant(msg)
+        return [{"role": "user", **name, "content": _parts(blocks)}] if blocks else []
+    return _assistant(msg, layout)
 
 
-def _assistant(msg: Msg) -> list[dict[str, Any]]:
+def _assistant(msg: Msg, layout: _Layout) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    step = _Step(msg.name)
+    step = _Step(msg.name, layout)
 
     def next_step() -> _Step:
         out.extend(step.emit())
-        return _Step(msg.name)
+        return _Step(msg.name, layout)
 
     for block in msg.content:
-        if isinstance(block, TextBlock | DataBlock | ToolCallBlock) and step.results:
+        output = TextBlock | DataBlock | ToolCallBlock | ThinkingBlock
+        if isinstance(block, output) and step.results:
             # Output after tool results belongs to the next reasoning step.
             step = next_step()
-        if isinstance(block, TextBlock):
+        if isinstance(block, ThinkingBlock):
+            if block.thinking:
+                step.thinking.append(block.thinking)
+        elif isinstance(block, TextBlock):
             step.texts.append(block.text)
         elif isinstance(block, DataBlock):
             step.texts.append(_placeholder(block))

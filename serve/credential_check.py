@@ -30,7 +30,7 @@ async def check_credential(
     if not isinstance(credential, OpenAICredential | DashScopeCredential):
         raise ValueError(f"credentials of type {credential.type!r} cannot be checked")
     url = f"{credential.base_url.rstrip('/')}/models"
-    headers = {"Authorization": f"Bearer {credential.api_key}"}
+    headers = {"Authorization": f"Bearer {credential.api_key.get_secret_value()}"}
     if isinstance(credential, OpenAICredential) and credential.organization:
         headers["OpenAI-Organization"] = credential.organization
 

@@ -155,14 +155,17 @@ def keep_masked_secrets(data: C, stored: CredentialBase | None) -> C:
     Raises:
         ValueError: a secret is the mask but there is no stored secret of the same type to keep.
     """
-    kept = {}
+    kept: dict[str, str] = {}
     for name in data.secret_fields():
-        if getattr(data, name) != MASK:
+        if data.secret(name) != MASK:
             continue
-        if stored is None or stored.type != data.type:
+        stored_secret = (
+            stored.secret(name) if stored is not None and stored.type == data.type else None
+        )
+        if stored_secret is None:
             raise ValueError(f"{name}: {MASK!r} stands for a stored secret; send the secret")
-        kept[name] = getattr(stored, name)
-    return data.model_copy(update=kept)
+        kept[name] = stored_secret
+    return data.with_secrets(kept)
 
 
 class _CredentialBody(_Body):

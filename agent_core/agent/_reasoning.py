@@ -68,6 +68,7 @@ class _Translator:
         self._open: _Key | None = None
         self._event_ids: dict[_Key, str] = {}
         self._emitted: dict[_Key, int] = {}
+        self._proofs: dict[_Key, ThinkingBlock] = {}
         self.usage: ChatUsage | None = None
 
     def delta(self, chunk: ChatResponse) -> list[AgentEvent]:
@@ -98,7 +99,15 @@ class _Translator:
         if kind == "text":
             return [TextBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
         if kind == "thinking":
-            return [ThinkingBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
+            proof = self._proofs.get(key)
+            return [
+                ThinkingBlockEndEvent(
+                    reply_id=rid,
+                    block_id=self._event_ids[key],
+                    signature=proof.signature if proof else None,
+                    redacted_thinking_data=proof.redacted_thinking_data if proof else None,
+                )
+            ]
         if kind == "data":
             return [DataBlockEndEvent(reply_id=rid, block_id=self._event_ids[key])]
         return [ToolCallEndEvent(reply_id=rid, tool_call_id=block_id)]
@@ -109,6 +118,11 @@ class _Translator:
         key: _Key = (block.type, block.id)
         rid = self._rid
         started = key in self._emitted
+        if isinstance(block, ThinkingBlock) and (
+            block.signature is not None or block.redacted_thinking_data is not None
+        ):
+            # The proof arrives after the text; the block's END event carries it.
+            self._proofs[key] = block
         events: list[AgentEvent] = []
         if isinstance(block, ToolCallBlock):
             if not started:

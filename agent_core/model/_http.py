@@ -161,7 +161,7 @@ class HTTPChatModel(ChatModelBase):
 
     def _auth_headers(self) -> dict[str, str]:
         """Headers sent with every request: `Authorization: Bearer <api_key>` by default."""
-        return {"Authorization": f"Bearer {getattr(self.credential, 'api_key')}"}  # noqa: B009
+        return {"Authorization": f"Bearer {self.credential.secret('api_key') or ''}"}
 
     def _request_headers(self) -> dict[str, str]:
         """Per-call headers (an SSE `Accept` when streaming, by default)."""

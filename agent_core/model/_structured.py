@@ -135,10 +135,13 @@ async def generate_structured_output(
     max_repairs: int = 1,
     tool_name: str = STRUCTURED_OUTPUT_TOOL_NAME,
     name: str = "assistant",
+    forced: bool = True,
 ) -> StructuredResponse:
     """Have `model` answer `messages` with a JSON object matching `structured_model`.
 
-    The model is offered only the structured-output tool and forced to call it. When the
+    The model is offered only the structured-output tool and forced to call it (with
+    `forced=False`, for providers that refuse a forced call while thinking, it is told to call it
+    and the choice is left to it). When the
     answer is invalid (bad JSON, a schema violation, or no call of the tool), the failed answer
     and a tool result explaining what was wrong are appended and the call is forced again, up
     to `max_repairs` times. `messages` is not modified.
@@ -150,6 +153,7 @@ async def generate_structured_output(
         max_repairs: Repair rounds allowed after the first answer.
         tool_name: Name of the forced tool.
         name: Sender name of the assistant messages that record failed answers.
+        forced: Force the tool call through the tool choice.
 
     Returns:
         The validated object (a dict, also for a pydantic model), with the summed usage.
@@ -164,9 +168,13 @@ async def generate_structured_output(
     schema = StructuredSchema(structured_model)
     tool = schema.tool(tool_name)
     prompt = list(messages)
+    if not forced:
+        prompt.append(UserMsg("user", f"Answer by calling {tool_name}."))
     usage = Usage()
     for attempt in range(max_repairs + 1):
-        response = await collect_response(await model(prompt, [tool], tool_name))
+        response = await collect_response(
+            await model(prompt, [tool], tool_name if forced else "auto")
+        )
         usage = _add_usage(usage, response.usage or Usage())
         call = next(
             (b for b in response.content if isinstance(b, ToolCallBlock) and b.name == tool_name),

@@ -374,12 +374,16 @@ class AnthropicChatModel(HTTPChatModel):
 
     def _auth_headers(self) -> dict[str, str]:
         return {
-            "x-api-key": str(getattr(self.credential, "api_key")),  # noqa: B009
+            "x-api-key": self.credential.secret("api_key") or "",
             "anthropic-version": ANTHROPIC_VERSION,
         }
 
     def _path(self, model_name: str) -> str:
         return "/messages"
+
+    def _forces_tool_calls(self) -> bool:
+        # Extended thinking allows only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
 
     def _decoder(self) -> ResponseDecoder:
         return _AnthropicDecoder()

@@ -363,7 +363,9 @@ class ChatModelBase(ABC):
         """Answer `messages` with output validated against `structured_model`.
 
         The model is forced to call a tool whose input schema is the pydantic model's (or the
-        given JSON schema); invalid output gets a repair round telling the model what was wrong.
+        given JSON schema), or, where its provider refuses a forced call with the current
+        parameters (see `_forces_tool_calls`), offered that tool alone and told to call it;
+        invalid output gets a repair round telling the model what was wrong.
 
         Raises:
             StructuredOutputError: the output is still invalid after `max_repairs` repairs.
@@ -371,8 +373,19 @@ class ChatModelBase(ABC):
         from agent_core.model._structured import generate_structured_output
 
         return await generate_structured_output(
-            self, messages, structured_model, max_repairs=max_repairs
+            self,
+            messages,
+            structured_model,
+            max_repairs=max_repairs,
+            forced=self._forces_tool_calls(),
         )
+
+    def _forces_tool_calls(self) -> bool:
+        """Whether the provider accepts a forced tool choice with the current parameters.
+
+        Anthropic, DashScope, Moonshot and DeepSeek refuse one while thinking is enabled.
+        """
+        return True
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most models hold nothing
         """Release network resources held by the model (no-op by default)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model.base import ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
@@ -63,6 +64,13 @@ class DashScopeChatModel(OpenAIChatModel):
     type = "dashscope_chat"
     default_context_size = 131_072
     cards_dir = files("agent_core.model") / "_cards" / "dashscope"
+
+    def _default_formatter(self) -> FormatterBase:
+        return OpenAIChatFormatter(names=False)
+
+    def _forces_tool_calls(self) -> bool:
+        # Qwen in thinking mode takes only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
 
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DashScope's `enable_thinking`."""

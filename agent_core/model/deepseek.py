@@ -1,8 +1,9 @@
 """`DeepSeekChatModel`: DeepSeek models, over its OpenAI-compatible Chat Completions API.
 
 The wire protocol is `OpenAIChatModel`'s; reasoning arrives as `reasoning_content` (thinking
-blocks), which DeepSeek must not be sent back (the formatter drops thinking), and
-`usage.prompt_cache_hit_tokens` counts the cached prompt.
+blocks) and goes back on every assistant message ("" when there was none), as thinking mode
+with tool calls requires; messages carry no speaker `name`; `thinking` is switched on or off
+explicitly; `usage.prompt_cache_hit_tokens` counts the cached prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model.base import ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
@@ -50,8 +52,15 @@ class DeepSeekChatModel(OpenAIChatModel):
     type = "deepseek_chat"
     cards_dir = files("agent_core.model") / "_cards" / "deepseek"
 
+    def _default_formatter(self) -> FormatterBase:
+        return OpenAIChatFormatter(names=False, reasoning_content=True)
+
+    def _forces_tool_calls(self) -> bool:
+        # DeepSeek's thinking mode does not take a forced tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DeepSeek's `thinking` switch."""
-        if fields.pop("thinking_enable"):
-            fields["thinking"] = {"type": "enabled"}
+        on = fields.pop("thinking_enable")
+        fields["thinking"] = {"type": "enabled" if on else "disabled"}
         return fields

@@ -95,7 +95,7 @@ class GeminiChatModel(HTTPChatModel):
         return GeminiChatFormatter()
 
     def _auth_headers(self) -> dict[str, str]:
-        return {"x-goog-api-key": self.credential.api_key}
+        return {"x-goog-api-key": self.credential.api_key.get_secret_value()}
 
     def _path(self, model_name: str) -> str:
         name = model_name.removeprefix("models/")

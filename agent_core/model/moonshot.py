@@ -1,7 +1,8 @@
 """`MoonshotChatModel`: Moonshot AI (Kimi) models, over its OpenAI-compatible Chat Completions API.
 
-The wire protocol is `OpenAIChatModel`'s; thinking models (kimi-k2-thinking) stream
-`reasoning_content`, and `usage.cached_tokens` counts the cached prompt.
+The wire protocol is `OpenAIChatModel`'s; thinking models (kimi-k2-thinking, kimi-k2.6) stream
+`reasoning_content`, which goes back on every assistant message (Kimi's preserved thinking);
+`thinking` is switched on or off explicitly; `usage.cached_tokens` counts the cached prompt.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model.base import ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
@@ -40,10 +42,24 @@ class MoonshotChatModel(OpenAIChatModel):
         parallel_tool_calls: bool | None = Field(
             default=None, description="Whether the model may call several tools at once."
         )
+        thinking_enable: bool = Field(
+            default=False,
+            title="Thinking",
+            description="Let a hybrid model think first (kimi-k2-thinking always does).",
+        )
 
     type = "moonshot_chat"
     cards_dir = files("agent_core.model") / "_cards" / "moonshot"
 
+    def _default_formatter(self) -> FormatterBase:
+        return OpenAIChatFormatter(reasoning_content=True)
+
+    def _forces_tool_calls(self) -> bool:
+        # Kimi's thinking mode takes only an `auto` or `none` tool choice.
+        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """Parameters are sent as they are named."""
+        """`thinking_enable` is sent as Moonshot's `thinking` switch; the rest as named."""
+        on = fields.pop("thinking_enable")
+        fields["thinking"] = {"type": "enabled" if on else "disabled"}
         return fields

@@ -207,7 +207,7 @@ class OllamaChatModel(HTTPChatModel):
         return self.credential.base_url
 
     def _auth_headers(self) -> dict[str, str]:
-        key = self.credential.api_key
+        key = self.credential.secret("api_key")
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _path(self, model_name: str) -> str:

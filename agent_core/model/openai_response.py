@@ -11,7 +11,7 @@ import json
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field
 
 from agent_core._ids import new_id
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter, OpenAIMultiAgentFormatter
@@ -207,7 +207,11 @@ class OpenAIResponseModel(OpenAIChatModel):
             default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
         )
         max_output_tokens: int | None = Field(
-            default=None, gt=0, description="Most tokens to generate, reasoning included."
+            default=None,
+            gt=0,
+            # The spec's shared name: the Responses API has no `max_tokens` field to pass it to.
+            validation_alias=AliasChoices("max_output_tokens", "max_tokens"),
+            description="Most tokens to generate, reasoning included.",
         )
         parallel_tool_calls: bool | None = Field(
             default=None, description="Whether the model may call several tools at once."

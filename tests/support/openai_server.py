@@ -1,4 +1,4 @@
-"""A real local HTTP server speaking the OpenAI Chat Completions wire protocol, driven by a script.
+"""A local HTTP server speaking the OpenAI Chat Completions wire protocol, driven by a script.
 
 `GET /v1/models` lists one model (what a credential check calls). It listens on 127.0.0.1 in a
 background thread, so anything that can open a socket (this test, a Ray actor in another
@@ -13,16 +13,16 @@ process) can call it::
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+from tests.support.scripted_http import Answer, RecordedRequest, ScriptedHTTPServer
 
 _ERROR_KINDS = {
     400: ("invalid_request_error", None),
@@ -67,15 +67,6 @@ class ScriptedReply:
     prompt_tokens: int = 10
     completion_tokens: int = 5
     cached_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """A request the server received (header names lower-cased)."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
 
 
 def _pieces(text: str) -> list[str]:
@@ -166,100 +157,22 @@ def error_body(status: int) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-class _Server(ThreadingHTTPServer):
-    # Idle keep-alive connections must not make stop() wait for their handler threads.
-    block_on_close = False
-    owner: OpenAIWireServer
+def _frames(reply: ScriptedReply, model: str, include_usage: bool) -> list[bytes]:
+    if reply.garbage:
+        events = ["this is not json {"]
+    else:
+        events = [_compact(f) for f in stream_frames(reply, model, include_usage)]
+        events.append("[DONE]")
+    if reply.truncate:
+        events = events[: max(len(events) // 2, 1)]
+    return [f"data: {event}\n\n".encode() for event in events]
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client hanging up mid-answer is part of what tests exercise, not a server fault.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    timeout = 30
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self.server.owner._record(RecordedRequest(self.path, headers, {}))
-        if self.path.rstrip("/") != "/v1/models":
-            self._json(404, {"error": {"message": "Not found", "type": "invalid_request_error"}})
-            return
-        model = {"id": "gpt-test", "object": "model", "created": 0, "owned_by": "troupe"}
-        self._json(200, {"object": "list", "data": [model]})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length)
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"_raw": raw.decode(errors="replace")}
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        owner = self.server.owner
-        owner._record(RecordedRequest(self.path, headers, body))
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._json(404, {"error": {"message": "Not found", "type": "invalid_request_error"}})
-            return
-        reply = owner._next_reply(body)
-        if reply.delay:
-            time.sleep(reply.delay)
-        model = str(body.get("model", "unknown"))
-        if reply.status != 200:
-            self._json(reply.status, reply.error_body or error_body(reply.status), reply.headers)
-        elif not body.get("stream"):
-            self._json(200, completion_body(reply, model), reply.headers)
-        else:
-            self._stream(
-                reply, model, bool((body.get("stream_options") or {}).get("include_usage"))
-            )
-
-    def _json(
-        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        data = _compact(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _stream(self, reply: ScriptedReply, model: str, include_usage: bool) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        for name, value in reply.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        if reply.garbage:
-            events = ["this is not json {"]
-        else:
-            events = [_compact(f) for f in stream_frames(reply, model, include_usage)]
-            events.append("[DONE]")
-        if reply.truncate:
-            events = events[: max(len(events) // 2, 1)]
-        for i, event in enumerate(events):
-            if i and reply.chunk_delay:
-                time.sleep(reply.chunk_delay)
-            self._chunk(f"data: {event}\n\n".encode())
-        if reply.truncate:
-            self.close_connection = True
-            return
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+def _paced(frames: list[bytes], delay: float) -> Iterator[bytes]:
+    for i, frame in enumerate(frames):
+        if i and delay:
+            time.sleep(delay)
+        yield frame
 
 
 class OpenAIWireServer:
@@ -278,28 +191,22 @@ class OpenAIWireServer:
         self.reply_func = reply_func
         self._lock = threading.Lock()
         self._script: deque[ScriptedReply] = deque()
-        self._requests: list[RecordedRequest] = []
-        self._received = threading.Condition(self._lock)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._http = ScriptedHTTPServer(self._route, name="openai-wire-server")
 
     @property
     def port(self) -> int:
         """The port listened on (the server must be started)."""
-        if self._server is None:
-            raise RuntimeError("the server is not running")
-        return int(self._server.server_address[1])
+        return int(self._http.url.rsplit(":", 1)[1])
 
     @property
     def base_url(self) -> str:
         """The API root to use as an OpenAI `base_url`."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self._http.url}/v1"
 
     @property
     def requests(self) -> list[RecordedRequest]:
         """A snapshot of every request received so far, oldest first."""
-        with self._lock:
-            return list(self._requests)
+        return self._http.requests
 
     def push(self, *replies: ScriptedReply) -> None:
         """Queue replies, answered in order."""
@@ -308,36 +215,16 @@ class OpenAIWireServer:
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         """Block until at least `count` requests arrived; raise TimeoutError otherwise."""
-        with self._received:
-            if not self._received.wait_for(lambda: len(self._requests) >= count, timeout):
-                raise TimeoutError(f"{len(self._requests)} of {count} requests arrived")
-            return list(self._requests)
+        return self._http.wait_for_requests(count, timeout)
 
     def start(self) -> Self:
         """Start listening (idempotent)."""
-        if self._server is None:
-            server = _Server(("127.0.0.1", 0), _Handler)
-            server.owner = self
-            self._server = server
-            self._thread = threading.Thread(
-                target=server.serve_forever,
-                # A short poll keeps stop() fast; shutdown waits for the loop's next poll.
-                kwargs={"poll_interval": 0.05},
-                name="openai-wire-server",
-                daemon=True,
-            )
-            self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
         """Stop listening and close the socket."""
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._http.stop()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -350,10 +237,32 @@ class OpenAIWireServer:
     ) -> None:
         self.stop()
 
-    def _record(self, request: RecordedRequest) -> None:
-        with self._received:
-            self._requests.append(request)
-            self._received.notify_all()
+    def _route(self, request: RecordedRequest, answer: Answer) -> None:
+        path = request.path.rstrip("/")
+        if request.method == "GET" and path == "/v1/models":
+            model = {"id": "gpt-test", "object": "model", "created": 0, "owned_by": "troupe"}
+            answer.json(200, {"object": "list", "data": [model]})
+            return
+        if request.method != "POST" or path != "/v1/chat/completions":
+            answer.json(404, {"error": {"message": "Not found", "type": "invalid_request_error"}})
+            return
+        body = request.body
+        reply = self._next_reply(body)
+        if reply.delay:
+            time.sleep(reply.delay)
+        model = str(body.get("model", "unknown"))
+        if reply.status != 200:
+            answer.json(reply.status, reply.error_body or error_body(reply.status), reply.headers)
+        elif not body.get("stream"):
+            answer.json(200, completion_body(reply, model), reply.headers)
+        else:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            answer.stream(
+                "text/event-stream; charset=utf-8",
+                _paced(_frames(reply, model, include_usage), reply.chunk_delay),
+                cut=reply.truncate,
+                headers={"Cache-Control": "no-cache", **reply.headers},
+            )
 
     def _next_reply(self, body: dict[str, Any]) -> ScriptedReply:
         with self._lock:

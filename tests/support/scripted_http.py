@@ -57,16 +57,18 @@ class Answer:
         pieces: Iterable[bytes],
         cut: bool = False,
         headers: dict[str, str] | None = None,
+        status: int = 200,
     ) -> None:
-        """Answer 200 with a chunked body, one HTTP chunk per piece.
+        """Answer with a chunked body, one HTTP chunk per piece.
 
         Args:
             content_type: The response's content type.
             pieces: The body, split where the test wants chunk boundaries.
             cut: Drop the connection after the pieces, without the closing chunk.
             headers: Extra response headers.
+            status: The HTTP status.
         """
-        self._head(200, content_type, {"Transfer-Encoding": "chunked", **(headers or {})})
+        self._head(status, content_type, {"Transfer-Encoding": "chunked", **(headers or {})})
         self._handler.end_headers()
         for piece in pieces:
             if piece:

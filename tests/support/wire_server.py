@@ -1,4 +1,4 @@
-"""A real local HTTP server answering each POST with a scripted status, headers and body bytes.
+"""Scripted answers (status, headers, body bytes) from the shared scripted HTTP server.
 
 Provider protocols (Anthropic Messages, OpenAI Responses) are built as SSE event lists by the
 helpers below and sent in byte chunks of a chosen size, so events split at awkward places::
@@ -15,9 +15,12 @@ import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+from tests.support.openai_server import ScriptedReply
+from tests.support.scripted_http import Answer as Writer
+from tests.support.scripted_http import RecordedRequest, ScriptedHTTPServer
 
 
 @dataclass
@@ -39,15 +42,6 @@ class Answer:
     cut: float | None = None
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """A request the server received (header names lower-cased)."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-
 def sse(events: list[dict[str, Any]], done: bool = False) -> bytes:
     """Encode events as SSE frames (`event:` named by their `type`), `data: [DONE]` if asked."""
     frames = [
@@ -64,60 +58,18 @@ class WireServer:
 
     def __init__(self) -> None:
         self._answers: deque[Answer] = deque()
-        self._requests: list[Recorded] = []
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with server._lock:
-                    server._requests.append(Recorded(self.path, headers, body))
-                    answer = server._answers.popleft()
-                self._answer(answer)
-
-            def _answer(self, answer: Answer) -> None:
-                self.send_response(answer.status)
-                stream = answer.body.startswith((b"event:", b"data:"))
-                kind = "text/event-stream" if stream else "application/json"
-                self.send_header("Content-Type", kind)
-                self.send_header("Transfer-Encoding", "chunked")
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                body = answer.body
-                if answer.cut is not None:
-                    body = body[: int(len(body) * answer.cut)]
-                for start in range(0, len(body), answer.piece):
-                    data = body[start : start + answer.piece]
-                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                    self.wfile.flush()
-                if answer.cut is not None:
-                    self.close_connection = True
-                    return
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._http = ScriptedHTTPServer(self._route, name="wire-server")
 
     @property
     def base_url(self) -> str:
         """The server's root URL."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._http.url
 
     @property
-    def requests(self) -> list[Recorded]:
+    def requests(self) -> list[RecordedRequest]:
         """The requests received so far."""
-        with self._lock:
-            return list(self._requests)
+        return self._http.requests
 
     def push(self, *answers: Answer) -> None:
         """Queue answers for the next requests."""
@@ -125,7 +77,7 @@ class WireServer:
             self._answers.extend(answers)
 
     def __enter__(self) -> Self:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(
@@ -134,9 +86,22 @@ class WireServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._http.stop()
+
+    def _route(self, request: RecordedRequest, writer: Writer) -> None:
+        with self._lock:
+            answer = self._answers.popleft()
+        body = answer.body
+        if answer.cut is not None:
+            body = body[: int(len(body) * answer.cut)]
+        stream = answer.body.startswith((b"event:", b"data:"))
+        writer.stream(
+            "text/event-stream" if stream else "application/json",
+            [body[i : i + answer.piece] for i in range(0, len(body), answer.piece)],
+            cut=answer.cut is not None,
+            headers=answer.headers,
+            status=answer.status,
+        )
 
 
 def _split(text: str, size: int = 3) -> list[str]:
@@ -264,9 +229,13 @@ def responses_events(
             }
             for p in _split(text)
         ]
+        part = {"type": "output_text", "text": text, "annotations": []}
+        done = {**item, "status": "completed", "content": [part]}
+        events.append({"type": "response.output_item.done", "output_index": 1, "item": done})
     for n, (call_id, name, arguments) in enumerate(tool_calls or []):
         item_id = f"fc_{n}"
         item = {"type": "function_call", "id": item_id, "call_id": call_id, "name": name}
+        raw = json.dumps(arguments)
         events.append(
             {
                 "type": "response.output_item.added",
@@ -276,8 +245,18 @@ def responses_events(
         )
         events += [
             {"type": "response.function_call_arguments.delta", "item_id": item_id, "delta": p}
-            for p in _split(json.dumps(arguments), 4)
+            for p in _split(raw, 4)
         ]
+        events.append(
+            {"type": "response.function_call_arguments.done", "item_id": item_id, "arguments": raw}
+        )
+        events.append(
+            {
+                "type": "response.output_item.done",
+                "output_index": 2 + n,
+                "item": item | {"arguments": raw, "status": "completed"},
+            }
+        )
     if complete:
         usage = usage or {
             "input_tokens": 20,
@@ -285,5 +264,77 @@ def responses_events(
             "output_tokens": 9,
             "output_tokens_details": {"reasoning_tokens": 3},
         }
-        events.append({"type": "response.completed", "response": {"id": "resp_1", "usage": usage}})
+        # The completed event carries the whole response, as the API's does.
+        output = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+        response = {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": output,
+            "usage": usage,
+        }
+        events.append({"type": "response.completed", "response": response})
     return events
+
+
+def anthropic_message(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole `message` (a non-streamed answer) that Messages API `events` stream."""
+    message = dict(events[0]["message"])
+    blocks: dict[int, dict[str, Any]] = {}
+    partial: dict[int, str] = {}
+    for event in events[1:]:
+        kind = event["type"]
+        if kind == "content_block_start":
+            blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            block, delta = blocks[event["index"]], event["delta"]
+            match delta["type"]:
+                case "text_delta":
+                    block["text"] += delta["text"]
+                case "thinking_delta":
+                    block["thinking"] += delta["thinking"]
+                case "signature_delta":
+                    block["signature"] = delta["signature"]
+                case "input_json_delta":
+                    partial[event["index"]] = (
+                        partial.get(event["index"], "") + delta["partial_json"]
+                    )
+        elif kind == "message_delta":
+            message.update(event["delta"])
+            message["usage"] = {**message["usage"], **event["usage"]}
+    for index, raw in partial.items():
+        blocks[index]["input"] = json.loads(raw)
+    return {**message, "content": [blocks[i] for i in sorted(blocks)]}
+
+
+def responses_body(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole `response` (a non-streamed answer) that Responses API `events` stream."""
+    response: dict[str, Any] = next(
+        e["response"] for e in events if e["type"] == "response.completed"
+    )
+    return response
+
+
+def _calls(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(c[0], c[1], c[2]) for c in spec.get("tool_calls", [])]
+
+
+def scripted_answer(provider: str, spec: dict[str, Any], stream: bool) -> Answer | ScriptedReply:
+    """The answer a reference case scripts, for `provider`'s server.
+
+    Args:
+        provider: "anthropic" or "openai_response" (a `WireServer` `Answer`), else a Chat
+            Completions provider (an `OpenAIWireServer` `ScriptedReply`).
+        spec: Keyword arguments of `anthropic_events`, `responses_events` or `ScriptedReply`,
+            tool calls as `[id, name, arguments]` lists.
+        stream: Whether the answer is streamed or whole.
+    """
+    if provider == "anthropic":
+        events = anthropic_events(**{**spec, "tool_calls": _calls(spec)})
+        body = sse(events) if stream else json.dumps(anthropic_message(events)).encode()
+        return Answer(body, piece=7)
+    if provider == "openai_response":
+        events = responses_events(**{**spec, "tool_calls": _calls(spec)})
+        body = sse(events) if stream else json.dumps(responses_body(events)).encode()
+        return Answer(body, piece=7)
+    return ScriptedReply(**{**spec, "tool_calls": _calls(spec)})

@@ -146,10 +146,10 @@ async def test_reply(server: OpenAIWireServer, capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().out == "README.md and src/.\n"
     (body,) = bodies(server)
     assert body["model"] == "qwen-max"
-    # The runtime-state hint follows the user's message, as in AgentScope.
+    # The runtime-state hint follows the user's message, as in AgentScope (DashScope takes no
+    # speaker names).
     assert {
         "role": "user",
-        "name": "user",
         "content": "What files are in the current directory?",
     } in body["messages"]
     await agent.model.aclose()

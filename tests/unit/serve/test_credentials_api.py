@@ -34,7 +34,7 @@ async def create_credential(api: httpx.AsyncClient, body: dict[str, Any] | None 
 
 async def stored_secret(service: Service, credential_id: str) -> str:
     record = await service.runtime.get_credential("alice", credential_id)
-    return record.data.api_key
+    return record.data.secret("api_key")
 
 
 async def test_secrets_are_encrypted_at_rest(service: Service) -> None:
@@ -160,9 +160,11 @@ async def test_another_key_cannot_read_secrets_and_rotation_keeps_old_ones(
         with pytest.raises(SecretKeyError, match="cannot be decrypted"):
             await stranger.list_credentials("alice")
         record = await rotated.get_credential("alice", credential_id)
-        assert record.data.api_key == SECRET
+        assert record.data.secret("api_key") == SECRET
         await rotated.update_credential("alice", credential_id, record.data)
-        assert (await stranger.get_credential("alice", credential_id)).data.api_key == SECRET
+        assert (await stranger.get_credential("alice", credential_id)).data.secret(
+            "api_key"
+        ) == SECRET
     finally:
         await stranger.aclose()
         await rotated.aclose()
@@ -173,7 +175,7 @@ async def test_without_a_configured_key_replicas_share_a_generated_one(redis_url
     try:
         created = await first.create_credential("alice", OpenAICredential(api_key=SECRET))
         record = await second.get_credential("alice", created.id)
-        assert record.data.api_key == SECRET
+        assert record.data.secret("api_key") == SECRET
         raw = await first.redis.get(f"troupe:credential:{created.id}")
         assert SECRET.encode() not in raw
         assert await first.redis.exists("troupe:secret_key")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from agent_core.agent import Agent
 from agent_core.credential import AnthropicCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -19,6 +20,7 @@ from agent_core.errors import (
     ModelServerError,
     ModelStreamInterruptedError,
 )
+from agent_core.event import ThinkingBlockEndEvent, event_to_json, parse_event
 from agent_core.message import (
     AssistantMsg,
     SystemMsg,
@@ -35,6 +37,9 @@ from agent_core.model import (
     ToolSchema,
     collect_response,
 )
+from agent_core.permission import PermissionContext, PermissionMode
+from agent_core.state import AgentState
+from agent_core.tool import FunctionTool, Toolkit
 from tests.support.wire_server import Answer, WireServer, anthropic_error, anthropic_events, sse
 
 pytestmark = pytest.mark.integration
@@ -285,3 +290,67 @@ async def test_structured_output_by_a_forced_tool(server: WireServer) -> None:
         "type": "tool",
         "name": STRUCTURED_OUTPUT_TOOL_NAME,
     }
+
+
+def get_weather(city: str) -> str:
+    """Get the current weather for a city.
+
+    Args:
+        city: The city name.
+    """
+    return f"Sunny in {city}"
+
+
+@pytest.mark.parametrize("piece", [5, 1 << 16])
+async def test_agent_replays_signed_and_redacted_thinking_with_its_tool_use(
+    server: WireServer, piece: int
+) -> None:
+    server.push(
+        Answer(
+            sse(
+                anthropic_events(
+                    thinking="Look it up.",
+                    signature="SIG-1",
+                    redacted="REDACTED-1",
+                    tool_calls=[("toolu_1", "get_weather", {"city": "Oslo"})],
+                )
+            ),
+            piece=piece,
+        ),
+        Answer(sse(anthropic_events(text="It is sunny in Oslo."))),
+    )
+    agent = Agent(
+        name="weather",
+        system_prompt="Answer weather questions.",
+        model=model(server, parameters={"thinking_enable": True, "prompt_caching": False}),
+        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
+        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
+    )
+    events = [e async for e in agent.reply_stream(UserMsg("user", "Weather in Oslo?"))]
+    await agent.model.aclose()
+    ends = [e for e in events if isinstance(e, ThinkingBlockEndEvent)]
+    assert [(e.signature, e.redacted_thinking_data) for e in ends] == [
+        ("SIG-1", None),
+        (None, "REDACTED-1"),
+    ]
+    # A client folding the events off the wire (JSON) gets the proofs too.
+    folded = AssistantMsg("weather", [], id=ends[0].reply_id)
+    for event in events:
+        folded.append_event(parse_event(event_to_json(event)))
+    thinking = [b for b in folded.content if isinstance(b, ThinkingBlock)]
+    assert [(b.thinking, b.signature, b.redacted_thinking_data) for b in thinking] == [
+        ("Look it up.", "SIG-1", None),
+        ("", None, "REDACTED-1"),
+    ]
+    assistant = server.requests[1].body["messages"][1]
+    assert assistant == {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "Look it up.", "signature": "SIG-1"},
+            {"type": "redacted_thinking", "data": "REDACTED-1"},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+        ],
+    }
+    result = server.requests[1].body["messages"][2]["content"][0]
+    assert result["type"] == "tool_result"
+    assert result["tool_use_id"] == "toolu_1"
