@@ -241,7 +241,9 @@ async def test_workspace_status_of_someone_elses_session_is_404(service: Service
     assert (await api.get("/workspace/status", params=query, headers=BOB)).status_code == 404
     other = {"agent_id": await create_agent(api), "session_id": session_id}
     assert (await api.get("/workspace/status", params=other, headers=ALICE)).status_code == 404
-    assert (await api.get("/workspace/status", params={"agent_id": agent_id})).status_code == 422
+    assert (
+        await api.get("/workspace/status", params={"agent_id": agent_id})
+    ).status_code == 401  # no identity
 
 
 # --- agents: invite_config ---------------------------------------------------------------------
