@@ -18,6 +18,7 @@ import ray
 from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from actors import metrics
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
 from actors.errors import InvalidRequest
@@ -46,6 +47,10 @@ log = logging.getLogger(__name__)
 
 _WAKE_ATTEMPTS = 3
 _FILE_CHUNKS_AHEAD = 8
+
+
+SESSION_ACTOR_PREFIXES = ("session:", "session-host:")
+"""How the names of actors hosting sessions begin (`cluster_status` finds them by it)."""
 
 
 def session_actor_name(session_id: str) -> str:
@@ -93,6 +98,7 @@ class SessionActor:
             functools.partial(delete_user_session, self._storage, teams, self._mailbox.dispatcher),
         )
         self._runtimes: dict[str, SessionRuntime] = {}
+        self._name = ray.get_runtime_context().get_actor_name() or "session-host"
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
         context = ray.get_runtime_context()
@@ -122,6 +128,7 @@ class SessionActor:
         """Drain the session's inbox (returns at once; draining continues in the background)."""
         self._last_active[session_id] = time.monotonic()
         await self._runtime(session_id).wake()
+        metrics.host_sessions(self._name, len(self._runtimes))
         if self._dedicated:
             await self._redis.zadd(self._keys.live(), {session_id: time.time()})
             await self._enforce_live_cap(session_id)
@@ -148,6 +155,7 @@ class SessionActor:
         """Close one session hosted here (it is being deleted)."""
         runtime = self._runtimes.pop(session_id, None)
         self._last_active.pop(session_id, None)
+        metrics.host_sessions(self._name, len(self._runtimes))
         if runtime is not None:
             await runtime.close()
 
@@ -176,6 +184,10 @@ class SessionActor:
     def node_id(self) -> str:
         """The Ray node the actor runs on (for operations)."""
         return str(ray.get_runtime_context().get_node_id())
+
+    def hosted(self) -> list[str]:
+        """The sessions live here now (for operations: `troupe status`)."""
+        return list(self._runtimes)
 
     async def _watch_idle(self) -> None:
         ttl = self._settings.idle_ttl

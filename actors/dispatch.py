@@ -9,6 +9,8 @@ from typing import Protocol
 from actors.bus import RedisMessageBus
 from actors.errors import SessionUnavailable
 from actors.items import InboxItem
+from actors.metrics import delivered
+from actors.tracing import stamped
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,14 @@ class Mailbox:
         """Append `item` to the session's inbox, then wake the session.
 
         A failed wake is not an error for the sender: the item is durable and the sweeper
-        re-wakes sessions whose inbox holds items.
+        re-wakes sessions whose inbox holds items. The item carries the sender's trace context
+        (`actors.tracing`), so the reply handling it continues the sender's trace.
 
         Raises:
             InboxFull: the inbox is at its bound; the item was not accepted.
         """
-        await self.bus.put(session_id, item)
+        await self.bus.put(session_id, stamped(item))
+        delivered(item.type)
         try:
             await self.dispatcher.wake(session_id)
         except SessionUnavailable:

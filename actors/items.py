@@ -20,6 +20,12 @@ from agent_core.event import (
 )
 from agent_core.message import DataOrText, HintBlock, Msg
 
+TraceContext = dict[str, str]
+_TRACE_CONTEXT = (
+    "W3C trace context of the sender (`traceparent`, `tracestate`): the reply handling the item "
+    "continues the sender's trace (`actors.tracing`)."
+)
+
 ChatInput = (
     list[Msg] | UserConfirmResultEvent | ExternalExecutionResultEvent | UserInterruptEvent | None
 )
@@ -33,6 +39,7 @@ class ChatItem(BaseModel):
     type: Literal["chat"] = "chat"
     item_id: str = Field(default_factory=new_id, description="Idempotency key of the delivery.")
     input: ChatInput = None
+    trace_context: TraceContext = Field(default_factory=dict, description=_TRACE_CONTEXT)
 
 
 class HintItem(BaseModel):
@@ -44,6 +51,7 @@ class HintItem(BaseModel):
     item_id: str = Field(default_factory=new_id, description="Idempotency key of the delivery.")
     hint: str | list[DataOrText] = Field(description="The hint text or blocks.")
     source: str | None = Field(default=None, description="JSON tag labelling the origin.")
+    trace_context: TraceContext = Field(default_factory=dict, description=_TRACE_CONTEXT)
 
     def block(self) -> HintBlock:
         """The hint as a content block (its id is the item id, so redelivery is recognisable)."""

@@ -29,6 +29,8 @@ key                                     type    holds
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
 {p}:live                                zset    live session owners by last activity (LRU cap)
 {p}:secret_key                          string  generated Fernet key (dev: TROUPE_SECRET_KEY unset)
+{p}:api_key:{key_id}                    string  ApiKey JSON (the SHA-256 of its secret, never it)
+{p}:api_keys                            zset    API key ids by creation time
 ======================================  ======  =============================================
 """
 
@@ -150,6 +152,14 @@ class Keys:
     def secret_key(self) -> str:
         """The generated key encrypting stored secrets when none is configured (dev only)."""
         return f"{self.prefix}:secret_key"
+
+    def api_key(self, key_id: str) -> str:
+        """ApiKey JSON: who an API key identifies, and the hash of its secret."""
+        return f"{self.prefix}:api_key:{key_id}"
+
+    def api_keys(self) -> str:
+        """API key ids by creation time."""
+        return f"{self.prefix}:api_keys"
 
     def session_keys(self, session_id: str) -> list[str]:
         """Every key that belongs to one session."""

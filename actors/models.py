@@ -50,3 +50,34 @@ def build_chat_model(config: ChatModelConfig, credential: CredentialRecord) -> C
     except CredentialError as exc:
         raise InvalidRequest(f"chat_model_config.model_class: {exc}") from exc
     return model_class(credential=data, model=config.model, parameters=config.parameters)
+
+
+class ModelSlot:
+    """One of a session's chat models, rebuilt only when its config changes (reused otherwise)."""
+
+    def __init__(self) -> None:
+        self._model: ChatModelBase | None = None
+        self._config: ChatModelConfig | None = None
+
+    async def get(
+        self, storage: RedisStorage, user_id: str, config: ChatModelConfig | None
+    ) -> ChatModelBase | None:
+        """The model `config` names (None for no config), built once per config.
+
+        Raises:
+            CredentialNotFound: the config names a credential the user does not have.
+            InvalidRequest: see `build_chat_model`.
+        """
+        if self._model is not None and config == self._config:
+            return self._model
+        await self.aclose()
+        if config is not None:
+            credential = await storage.get_credential(user_id, config.credential_id)
+            self._model, self._config = build_chat_model(config, credential), config
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the current model's connections, if any."""
+        model, self._model, self._config = self._model, None, None
+        if model is not None:
+            await model.aclose()

@@ -28,10 +28,11 @@ from actors.errors import SessionFenced
 from actors.extensions import AgentExtensions
 from actors.items import ChatItem, HintItem, InboxItem
 from actors.mailbox import InboxBackgroundSink, InboxHints
-from actors.models import build_chat_model
+from actors.metrics import MetricsMiddleware, inbox_read
+from actors.models import ModelSlot
 from actors.naming import opening_text, session_title
 from actors.outage import OUTAGE_ERRORS, ride_out
-from actors.records import AgentRecord, ChatModelConfig, SessionNaming, SessionRecord
+from actors.records import AgentRecord, SessionNaming, SessionRecord
 from actors.reply_writer import Recovered, ReplyWriter
 from actors.schedule_tools import ScheduleContext
 from actors.storage import RedisStorage
@@ -39,12 +40,13 @@ from actors.team import SubAgentTemplate, TeamStore, template_registry
 from actors.team_invite import invitable
 from actors.team_tools import TeamContext
 from actors.toolbox import SessionTools, session_toolkit
+from actors.tracing import continued
 from actors.workspaces import SessionKit, SessionWorkspaces
 from agent_core._ids import new_id
-from agent_core.agent import Agent, Restarted, ResumeEvent
+from agent_core.agent import Agent, ModelConfig, Restarted, ResumeEvent
 from agent_core.event import CustomEvent, ReplyEndEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
-from agent_core.middleware import MiddlewareBase
+from agent_core.middleware import MiddlewareBase, TracingMiddleware
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
 from agent_core.tool import ToolBase
@@ -105,8 +107,8 @@ class SessionRuntime:
         self._drain_task: asyncio.Task[None] | None = None
         self._reply_task: asyncio.Task[None] | None = None
         self._woken_again = False
-        self._model: ChatModelBase | None = None
-        self._model_config: ChatModelConfig | None = None
+        self._model = ModelSlot()
+        self._fallback_model = ModelSlot()
 
     @property
     def busy(self) -> bool:
@@ -180,8 +182,8 @@ class SessionRuntime:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         await self._sink.aclose()
-        if self._model is not None:
-            await self._model.aclose()
+        await self._model.aclose()
+        await self._fallback_model.aclose()
 
     async def _drain(self) -> None:
         taken: list[str] = []
@@ -203,7 +205,10 @@ class SessionRuntime:
                 batch = _first_batch(pending)
                 # A reply to leading hints takes the first of them.
                 taken = [stream_id for stream_id, _ in batch or pending[:1]]
-                self._reply_task = asyncio.create_task(self._reply(batch))
+                inbox_read(len(pending))
+                # The reply continues the trace of the delivery that started it.
+                with continued(pending[0][1]):
+                    self._reply_task = asyncio.create_task(self._reply(batch))
                 await self._reply_task
                 self._failures = 0
         except SessionFenced:
@@ -257,12 +262,16 @@ class SessionRuntime:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 model = await self._chat_model(session)
+                fallback = await self._fallback_model.get(
+                    self._storage, session.user_id, session.config.fallback_chat_model_config
+                )
                 kit = await stack.enter_async_context(self._workspaces.kit(session))
                 extra = await self._extensions.build(
                     session.user_id, session.agent_id, self.session_id, kit.handle
                 )
                 pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
-                agent = self._agent(session, agent_record, model, kit, hints, pool, extra)
+                models = ModelConfig(fallback_model=fallback)
+                agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
             except OUTAGE_ERRORS:
                 raise  # not the user's problem: the drain retries once Redis is back
             except Exception as exc:
@@ -284,6 +293,7 @@ class SessionRuntime:
         session: SessionRecord,
         agent_record: AgentRecord,
         model: ChatModelBase,
+        models: ModelConfig,
         kit: SessionKit,
         hints: InboxHints,
         invitable_agents: list[AgentRecord],
@@ -330,10 +340,16 @@ class SessionRuntime:
                 session.config.system_prompt or agent_record.data.system_prompt
             ),
             model=model,
+            model_config=models,
             toolkit=toolkit,
             state=state,
             offloader=kit.offloader,
-            middlewares=[AnnounceChangesMiddleware(), *extra_middlewares],
+            middlewares=[
+                TracingMiddleware(),
+                MetricsMiddleware(),
+                AnnounceChangesMiddleware(),
+                *extra_middlewares,
+            ],
             context_config=session.config.context_config or chat.context_config,
             react_config=session.config.react_config or chat.react_config,
             hint_source=hints,
@@ -360,13 +376,9 @@ class SessionRuntime:
         config = session.config.chat_model_config
         if config is None:
             raise ValueError("the session has no chat_model_config; PATCH one onto the session")
-        if self._model is not None and config == self._model_config:
-            return self._model
-        credential = await self._storage.get_credential(session.user_id, config.credential_id)
-        if self._model is not None:
-            await self._model.aclose()
-        self._model, self._model_config = build_chat_model(config, credential), config
-        return self._model
+        model = await self._model.get(self._storage, session.user_id, config)
+        assert model is not None
+        return model
 
     async def _fail_setup(self, agent_name: str, inputs: list[Msg], exc: Exception) -> None:
         """End the reply at once with a setup error the user can read and act on."""

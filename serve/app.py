@@ -33,11 +33,14 @@ from actors.extensions import (
 from actors.settings import RuntimeSettings
 from actors.team import SubAgentTemplate, template_registry
 from agent_core.credential import CredentialBase
+from serve.auth import AuthMode
 from serve.body_limit import BodyLimit
 from serve.console import install_console
 from serve.errors import install_error_handlers
 from serve.json_limits import JsonLimits
+from serve.request_tracing import TraceRequests
 from serve.routes import (
+    admin,
     agents,
     chat,
     credentials,
@@ -75,6 +78,7 @@ def create_app(
     extra_credentials: Sequence[type[CredentialBase]] = (),
     title: str = "Troupe",
     version: str = agent_core.__version__,
+    auth: AuthMode = "dev",
 ) -> FastAPI:
     """Build the Agent Service app, AgentScope's `create_app` mapped onto Troupe's runtime.
 
@@ -120,6 +124,8 @@ def create_app(
             travel as import paths and every session process registers them.
         title: OpenAPI title.
         version: API version.
+        auth: How callers are identified (`serve.auth`): `dev` trusts `X-User-ID` (a loopback
+            server), `keys` requires an API key.
 
     Raises:
         ValueError: the message bus is another Redis than the storage, a factory is not
@@ -173,6 +179,7 @@ def create_app(
         middlewares=extra_middlewares,
         title=title,
         version=version,
+        auth=auth,
     )
     app.state.settings = resolved
     return app
@@ -234,6 +241,7 @@ def build_app(
     middlewares: Sequence[Middleware] = (),
     title: str = "Troupe",
     version: str = agent_core.__version__,
+    auth: AuthMode = "dev",
 ) -> FastAPI:
     """Build the HTTP API; `runtime_factory` is called once at startup, closed at shutdown.
 
@@ -242,6 +250,7 @@ def build_app(
         middlewares: ASGI middlewares, outermost first.
         title: OpenAPI title.
         version: API version.
+        auth: How callers are identified (`serve.auth`).
     """
 
     @asynccontextmanager
@@ -266,12 +275,14 @@ def build_app(
         docs_url=None,
         redoc_url=None,
     )
+    app.state.auth = auth
     install_error_handlers(app)
     install_console(app)
     app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
     app.add_middleware(JsonLimits)
     routers = (
         health,
+        admin,
         agents,
         credentials,
         models,
@@ -289,4 +300,6 @@ def build_app(
         app.include_router(module.router)
     paths = [getattr(route, "path", "") for module in routers for route in module.router.routes]
     app.add_middleware(CollectionRoots, roots=collection_roots(paths))
+    # Outermost: the span covers everything the request does.
+    app.add_middleware(TraceRequests)
     return app

@@ -18,6 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from serve.auth import AUTH_MODES, AuthMode
 from serve.startup import StartingListener, StartupError, claim_port, wait_for_ray_address
 
 CORS_ENV = "TROUPE_CORS_ORIGINS"
@@ -68,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         default="serve",
         help="serve: a Ray Serve deployment; uvicorn: the same app on uvicorn workers that "
         "join Ray (no proxy hop: several times less CPU per request)",
+    )
+    run.add_argument(
+        "--auth",
+        choices=["dev", "keys"],
+        default=os.environ.get("TROUPE_AUTH"),
+        help="how callers are identified: keys (an API key, `troupe apikey create`) or dev "
+        "(the X-User-ID header, trusted); default: dev on a loopback --host, else keys "
+        "(TROUPE_AUTH)",
     )
     run.add_argument(
         "--workspace-backend",
@@ -259,6 +268,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
     from serve.app import cors_middleware
 
     base_url = f"http://{_url_host(args.host)}:{args.port}"
+    auth = _auth_mode(args)
     if args.ingress == "uvicorn":
         _progress(4, f"starting {args.replicas} uvicorn worker(s) (tools: {backend})", listener)
         listener.close()  # uvicorn binds the port itself
@@ -270,6 +280,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
             cors_origins=args.cors_origins,
             log_level=args.log_level,
             access_log=args.access_log,
+            auth=auth,
         )
         stack.callback(server.wait)
         stack.callback(server.terminate)
@@ -289,6 +300,7 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
         extra_middlewares=middlewares,
         log_level=args.log_level.upper(),
         access_log=args.access_log,
+        auth=auth,
     )
     health = _wait_until_served(base_url, listener)
     _banner(base_url, health, dashboard_url)
@@ -301,6 +313,15 @@ def _stop_ray() -> None:
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         ray.shutdown()
+
+
+def _auth_mode(args: argparse.Namespace) -> AuthMode:
+    """`--auth` (or `TROUPE_AUTH`, which argparse does not check), else by where the API listens."""
+    chosen = args.auth or ("dev" if args.host in _LOOPBACK else "keys")
+    for mode in AUTH_MODES:
+        if chosen == mode:
+            return mode
+    raise StartupError(f"--auth/TROUPE_AUTH must be one of {', '.join(AUTH_MODES)}, not {chosen!r}")
 
 
 def _banner(base_url: str, health: dict[str, Any], dashboard_url: str | None) -> None:

@@ -21,10 +21,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actors.settings import RuntimeSettings
 from serve.app import create_app
+from serve.auth import AUTH_MODES, AuthMode
 
 APP_NAME = "troupe"
 _INGRESS_SETTINGS = "TROUPE_INGRESS_SETTINGS"
 _INGRESS_CORS = "TROUPE_INGRESS_CORS_ORIGINS"
+_INGRESS_AUTH = "TROUPE_INGRESS_AUTH"
 
 
 class ClientGone:
@@ -53,14 +55,14 @@ class ClientGone:
 
 
 def _app_builder(
-    settings_payload: dict[str, Any], middlewares: Sequence[Middleware]
+    settings_payload: dict[str, Any], middlewares: Sequence[Middleware], auth: AuthMode
 ) -> Callable[[], FastAPI]:
     # Serve recognises a builder only when it is a plain function, so close over the settings.
     def build() -> FastAPI:
         _bind_replica_grpc_to_node_ip()
         settings = RuntimeSettings.model_validate(settings_payload)
         return create_app(
-            settings=settings, extra_middlewares=[Middleware(ClientGone), *middlewares]
+            settings=settings, extra_middlewares=[Middleware(ClientGone), *middlewares], auth=auth
         )
 
     return build
@@ -89,12 +91,16 @@ def _bind_replica_grpc_to_node_ip() -> None:
 
 
 def application(
-    settings: RuntimeSettings, replicas: int = 1, extra_middlewares: Sequence[Middleware] = ()
+    settings: RuntimeSettings,
+    replicas: int = 1,
+    extra_middlewares: Sequence[Middleware] = (),
+    auth: AuthMode = "dev",
 ) -> serve.Application:
     """The Serve application: `replicas` FastAPI replicas sharing the Redis-backed runtime.
 
     SSE streams are long-lived requests, so a replica accepts many at once. The app is built on
-    each replica, so `extra_middlewares` must pickle.
+    each replica, so `extra_middlewares` must pickle. `auth` is the identity scheme
+    (`serve.auth`).
     """
 
     @serve.deployment(
@@ -103,7 +109,7 @@ def application(
         max_ongoing_requests=1000,
         ray_actor_options={"num_cpus": 0},
     )
-    @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares)))
+    @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares), auth))
     class TroupeAPI:
         """Ingress deployment; the FastAPI app is built on each replica."""
 
@@ -119,13 +125,15 @@ def deploy(
     extra_middlewares: Sequence[Middleware] = (),
     log_level: str = "INFO",
     access_log: bool = True,
+    auth: AuthMode = "dev",
 ) -> None:
     """Start Serve's HTTP proxy on host:port and deploy the API (Ray must be initialised).
 
     `proxy_location` is Serve's (`HeadOnly`, `EveryNode`); by default a proxy runs on every
     node that hosts a replica. `extra_middlewares` wrap the API (outermost first). `log_level`
     and `access_log` set what Serve's controller, proxies and replicas log (a line per request
-    with `access_log`). Returns once the application is submitted; `status` tells when it runs.
+    with `access_log`); `auth` is the identity scheme (`serve.auth`). Returns once the
+    application is submitted; `status` tells when it runs.
     """
     logging_config = LoggingConfig(log_level=log_level, enable_access_log=access_log)
     # Serve's logger in this process is set up (at INFO) when `ray.serve` is imported.
@@ -135,7 +143,7 @@ def deploy(
         http_options={"host": host, "port": port},
         logging_config=logging_config,
     )
-    app = application(settings, replicas, extra_middlewares)
+    app = application(settings, replicas, extra_middlewares, auth)
     serve.run(app, name=APP_NAME, route_prefix="/", blocking=False, logging_config=logging_config)
 
 
@@ -179,7 +187,10 @@ def uvicorn_app() -> FastAPI:
     signal.signal(signal.SIGTERM, uvicorn_sigterm)
     origins = [o for o in os.environ.get(_INGRESS_CORS, "").split(",") if o]
     middlewares = [cors_middleware(origins)] if origins else []
-    return create_app(settings=settings, extra_middlewares=middlewares)
+    auth = os.environ.get(_INGRESS_AUTH, "dev")
+    if auth not in AUTH_MODES:
+        raise ValueError(f"{_INGRESS_AUTH} must be one of {AUTH_MODES}, not {auth!r}")
+    return create_app(settings=settings, extra_middlewares=middlewares, auth=auth)
 
 
 def run_uvicorn(
@@ -190,6 +201,7 @@ def run_uvicorn(
     cors_origins: Sequence[str] = (),
     log_level: str = "warning",
     access_log: bool = False,
+    auth: AuthMode = "dev",
 ) -> subprocess.Popen[bytes]:
     """Serve the API with `workers` uvicorn processes that join this process's Ray cluster.
 
@@ -201,6 +213,7 @@ def run_uvicorn(
         **os.environ,
         _INGRESS_SETTINGS: settings.model_dump_json(),
         _INGRESS_CORS: ",".join(cors_origins),
+        _INGRESS_AUTH: auth,
         "RAY_ADDRESS": ray.get_runtime_context().gcs_address,
     }
     command = [

@@ -6,7 +6,7 @@ part of it doing that job in this process:
 
 | Dependency                    | Troupe returns                                              |
 |-------------------------------|-------------------------------------------------------------|
-| `get_current_user_id`         | the caller's id from `X-User-ID` (override it for auth)     |
+| `get_current_user_id`         | the caller's id: API key or `X-User-ID` (`serve.auth`)      |
 | `get_storage`                 | the client's `RedisStorage`                                 |
 | `get_message_bus`             | the client's `RedisMessageBus`                              |
 | `get_workspace_manager`       | the client's `SessionWorkspaces` (workspaces by session)    |
@@ -20,22 +20,38 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from actors.client import RedisMessageBus, RedisStorage, RuntimeClient
 from actors.schedule_service import ScheduleService
 from actors.workspaces import SessionWorkspaces, WorkspaceService
+from serve.auth import Principal, authenticate
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="APIKey",
+    description="An API key (`troupe apikey create --user U`), when the server runs --auth keys.",
+)
 
 
-async def user_id(
-    x_user_id: Annotated[str, Header(description="The caller's user id.")],
-) -> str:
-    """Identify the caller from `X-User-ID` (missing → 422, empty → 401).
+async def principal(
+    request: Request,
+    x_user_id: Annotated[
+        str | None, Header(description="The caller's user id (servers running --auth dev only).")
+    ] = None,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None,
+) -> Principal:
+    """The authenticated caller, by the app's scheme (see `serve.auth`); no identity → 401."""
+    return await authenticate(request, x_user_id, credentials.credentials if credentials else None)
 
-    Replace this dependency (`app.dependency_overrides[user_id]`) to plug in real auth.
+
+async def user_id(caller: Annotated[Principal, Depends(principal)]) -> str:
+    """The caller's user id: every route scopes what it reads and writes by it.
+
+    Replace this dependency (`app.dependency_overrides[user_id]`) to plug in another scheme
+    (JWT, a gateway's header): everything user-scoped follows it.
     """
-    if not x_user_id.strip():
-        raise HTTPException(status_code=401, detail="X-User-ID is empty")
-    return x_user_id
+    return caller.user_id
 
 
 get_current_user_id = user_id
@@ -47,6 +63,13 @@ async def runtime(request: Request) -> RuntimeClient:
     # `async`, like `user_id`: FastAPI runs a plain `def` dependency on a worker thread.
     client: RuntimeClient = request.app.state.runtime
     return client
+
+
+async def admin(caller: Annotated[Principal, Depends(principal)]) -> Principal:
+    """The caller, when allowed cluster-wide views (an admin key; anyone under --auth dev)."""
+    if not caller.admin:
+        raise HTTPException(status_code=403, detail="this route needs an admin API key")
+    return caller
 
 
 UserId = Annotated[str, Depends(user_id)]

@@ -7,18 +7,21 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from serve.cli_commands._cluster import print_cluster
 from serve.cli_commands._exit import BadUsage, Failed, run
 from serve.cli_commands._settings import (
+    API_KEY_ENV,
     SERVER_ENV,
     USER_ENV,
     ConfigFileError,
     resolve,
 )
 from serve.cli_commands._target import Target, pass_target
+from serve.cli_commands.apikey import apikey
 from serve.cli_commands.conversation import chat, logs
 from serve.cli_commands.doctor import doctor
 from serve.cli_commands.resources import agent, credential, session
-from serve.client import APIError, ServerUnreachableError
+from serve.client import APIError, ClusterStatus, ServerUnreachableError
 
 
 def _version() -> str:
@@ -44,14 +47,16 @@ def _version() -> str:
 @click.option(
     "--user",
     metavar="ID",
-    help=f"Who you are, sent as X-User-ID (${USER_ENV}, else the config file, else your login).",
+    help=f"Who you are, sent as X-User-ID (${USER_ENV}, else the config file, else your login); "
+    f"a server running --auth keys goes by your API key (${API_KEY_ENV}, else the config file).",
 )
 @click.pass_context
 def cli(ctx: click.Context, server: str | None, user: str | None) -> None:
     """Troupe: talk to a Troupe server from the shell.
 
     The server and user come from the flags, else $TROUPE_SERVER / $TROUPE_USER, else the
-    TOML config file ($TROUPE_CONFIG, default ~/.config/troupe/config.toml).
+    TOML config file ($TROUPE_CONFIG, default ~/.config/troupe/config.toml); the API key from
+    $TROUPE_API_KEY, else that file.
     """
     try:
         ctx.obj = Target(*resolve(server, user))
@@ -70,7 +75,10 @@ def cli(ctx: click.Context, server: str | None, user: str | None) -> None:
 @pass_target
 @run
 async def status(target: Target, wait: float) -> None:
-    """Print the server's version and component health (exit 5 if degraded)."""
+    """Print the server's health; for an admin, its nodes, hosts, sessions and inbox depths.
+
+    Exits 5 if the server is degraded.
+    """
     deadline = asyncio.get_running_loop().time() + wait
     async with target.client() as troupe:
         while True:
@@ -81,12 +89,22 @@ async def status(target: Target, wait: float) -> None:
                 if asyncio.get_running_loop().time() >= deadline:
                     raise
             await asyncio.sleep(0.5)
+        try:
+            cluster: ClusterStatus | None = await troupe.cluster_status()
+        except APIError as exc:
+            if exc.status not in (401, 403):
+                raise
+            cluster = None
     click.echo(f"{target.server}: {health.status} (troupe {health.version})")
     for name, state in sorted(health.components.items()):
         click.echo(f"  {name}: {state}")
+    if cluster is None:
+        click.echo("cluster: not shown (needs an admin API key: troupe apikey create --admin)")
+    else:
+        print_cluster(cluster)
     if health.status != "ok":
         raise Failed("the server is degraded")
 
 
-for command in (agent, credential, session, chat, logs, doctor):
+for command in (agent, credential, session, chat, logs, doctor, apikey):
     cli.add_command(command)

@@ -5,6 +5,7 @@ The config file is TOML (`$TROUPE_CONFIG`, default `$XDG_CONFIG_HOME/troupe/conf
 
     server = "http://127.0.0.1:8000"
     user = "me"
+    api_key = "trp_..."   # a server running --auth keys (keep the file private: chmod 600)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from serve.client import DEFAULT_SERVER
 
 SERVER_ENV = "TROUPE_SERVER"
 USER_ENV = "TROUPE_USER"
+API_KEY_ENV = "TROUPE_API_KEY"
 CONFIG_ENV = "TROUPE_CONFIG"
 
 
@@ -34,6 +36,7 @@ class FileSettings(BaseModel):
 
     server: str | None = None
     user: str | None = None
+    api_key: str | None = None
 
 
 def config_path() -> Path:
@@ -61,18 +64,20 @@ def _from_file(path: Path) -> FileSettings:
         raise ConfigFileError(f"{path}: unknown or invalid setting(s): {fields}") from exc
 
 
-def resolve(server: str | None, user: str | None) -> tuple[str, str]:
-    """The server and user to use: the flags, else the environment, else the config file.
+def resolve(server: str | None, user: str | None) -> tuple[str, str, str | None]:
+    """The server, user and API key to use: the flags, else the environment, else the file.
 
-    Defaults: the server on http://127.0.0.1:8000, and the login name as the user.
+    Defaults: the server on http://127.0.0.1:8000, the login name as the user, no API key.
 
     Raises:
         ConfigFileError: the config file is unreadable or sets unknown keys.
     """
     server = server or os.environ.get(SERVER_ENV)
     user = user or os.environ.get(USER_ENV)
-    if server is None or user is None:
+    api_key = os.environ.get(API_KEY_ENV) or None
+    if server is None or user is None or api_key is None:
         saved = _from_file(config_path())
         server = server or saved.server
         user = user or saved.user
-    return server or DEFAULT_SERVER, user or getpass.getuser()
+        api_key = api_key or saved.api_key
+    return server or DEFAULT_SERVER, user or getpass.getuser(), api_key

@@ -15,10 +15,11 @@ class Target:
 
     server: str
     user: str
+    api_key: str | None = None
 
     def client(self) -> TroupeClient:
         """A client for this server and user (close it: `async with`)."""
-        return TroupeClient(self.server, user=self.user)
+        return TroupeClient(self.server, user=self.user, api_key=self.api_key)
 
 
 pass_target = click.make_pass_decorator(Target)

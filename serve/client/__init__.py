@@ -17,6 +17,7 @@ from serve.client._client import DEFAULT_SERVER, USER_HEADER, TroupeClient
 from serve.client.errors import APIError, NotFoundError, ServerUnreachableError, TroupeClientError
 from serve.client.models import (
     Agent,
+    ClusterStatus,
     Credential,
     CredentialCheck,
     Event,
@@ -32,6 +33,7 @@ __all__ = [
     "USER_HEADER",
     "APIError",
     "Agent",
+    "ClusterStatus",
     "Credential",
     "CredentialCheck",
     "Event",

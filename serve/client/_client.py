@@ -13,6 +13,7 @@ from serve.client._sse import sse_frames
 from serve.client.errors import APIError, NotFoundError, ServerUnreachableError
 from serve.client.models import (
     Agent,
+    ClusterStatus,
     Credential,
     CredentialCheck,
     Event,
@@ -57,7 +58,9 @@ class TroupeClient:
 
     Args:
         server: The API root.
-        user: The identity sent as `X-User-ID`.
+        user: The identity sent as `X-User-ID` (servers running `--auth dev`).
+        api_key: An API key, sent as `Authorization: Bearer` (servers running `--auth keys`,
+            where it decides who you are).
         timeout: Seconds allowed per request (streams wait for events without limit).
         transport: An httpx transport to use instead of the network (e.g. an in-process app).
 
@@ -73,12 +76,16 @@ class TroupeClient:
         user: str = "me",
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.server = server.rstrip("/")
         self.user = user
+        headers = {USER_HEADER: user}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         self._http = httpx.AsyncClient(
             base_url=self.server,
-            headers={USER_HEADER: user},
+            headers=headers,
             timeout=timeout,
             transport=transport,
         )
@@ -110,6 +117,14 @@ class TroupeClient:
     async def health(self) -> Health:
         """The service's version and the status of each component."""
         return Health.model_validate(await self._call("GET", "/health"))
+
+    async def cluster_status(self) -> ClusterStatus:
+        """Ray nodes, session hosts and their sessions, non-empty inboxes (an admin key's view).
+
+        Raises:
+            APIError: 403 without an admin key.
+        """
+        return ClusterStatus.model_validate(await self._call("GET", "/admin/status"))
 
     async def create_agent(
         self, name: str, system_prompt: str | None = None, **settings: Any

@@ -23,6 +23,41 @@ class Health(_Answer):
     components: dict[str, str]
 
 
+class ClusterNode(_Answer):
+    """A Ray node of the deployment."""
+
+    node_id: str
+    address: str
+    alive: bool
+    role: str
+    resources: dict[str, float]
+
+
+class ClusterHost(_Answer):
+    """An actor hosting sessions, and the sessions live in it."""
+
+    name: str
+    node_id: str
+    sessions: list[str]
+    reachable: bool = True
+
+
+class InboxDepth(_Answer):
+    """A session with items waiting in its inbox."""
+
+    session_id: str
+    depth: int
+
+
+class ClusterStatus(_Answer):
+    """`GET /admin/status`: nodes, session hosts and non-empty inboxes (admin keys only)."""
+
+    nodes: list[ClusterNode]
+    hosts: list[ClusterHost]
+    live_sessions: int
+    inboxes: list[InboxDepth]
+
+
 class Agent(_Answer):
     """An agent: its id, name and system prompt."""
 

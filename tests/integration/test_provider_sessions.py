@@ -21,12 +21,6 @@ from tests.support.wire_server import Answer, WireServer, anthropic_error, anthr
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
-# The service validates `fallback_chat_model_config` but the session host does not yet hand it
-# to the agent (`ModelConfig.fallback_model`); strict, so the fix turns these into passes.
-NO_FALLBACK_YET = pytest.mark.xfail(
-    strict=True, reason="actors/session.py does not build the fallback chat model yet"
-)
-
 # Retry-After 0: the model's own retries run at once, so the failure reaches the fallback fast.
 NOW = {"retry-after": "0"}
 
@@ -126,7 +120,6 @@ async def test_claude_thinking_tool_turn_sends_its_signed_thinking_back(
     assert requests[1].body["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
 
 
-@NO_FALLBACK_YET
 async def test_a_failing_gemini_model_falls_back_to_claude(api: httpx.AsyncClient) -> None:
     with GeminiWireServer(api_key="gm-key") as gemini, WireServer() as claude:
         gemini.push(*[GeminiReply(status=429, headers=NOW) for _ in range(4)])
@@ -141,7 +134,6 @@ async def test_a_failing_gemini_model_falls_back_to_claude(api: httpx.AsyncClien
     assert (tried, answered) == (4, 1)
 
 
-@NO_FALLBACK_YET
 async def test_an_overloaded_claude_model_falls_back_to_gemini(api: httpx.AsyncClient) -> None:
     with GeminiWireServer(api_key="gm-key") as gemini, WireServer() as claude:
         claude.push(*[Answer(anthropic_error(529), status=529, headers=NOW) for _ in range(4)])

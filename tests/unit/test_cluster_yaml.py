@@ -19,10 +19,15 @@ from typing import Any
 
 import click
 import pytest
+import ray
 import yaml
 from ray._private.label_utils import parse_node_labels_string
 from ray.autoscaler._private.util import prepare_config, validate_config
 from ray.scripts.scripts import start as ray_start_cli
+
+from actors.crypto import SecretBox
+from serve import cli as serve_cli
+from serve import cluster_head
 
 CLUSTER_YAML = Path(__file__).resolve().parents[2] / "cluster.yaml"
 REDIS_PORT = 6379
@@ -111,25 +116,58 @@ def test_head_binds_dashboard_to_loopback_and_deploys_troupe(config: dict[str, A
     assert head["autoscaling_config"] == "~/ray_bootstrap_config.yaml"
     assert parse_node_labels_string(head["labels"]) == {"troupe.io/node-role": "head"}
     assert json.loads(head["resources"] or "{}") == {}
-    serve = [shlex.split(cmd) for cmd in commands if "troupe serve" in cmd]
-    assert len(serve) == 1
-    env, command = serve[0][0], serve[0][1:]
+    starts = [shlex.split(cmd) for cmd in commands if "serve.cluster_head start" in cmd]
+    assert len(starts) == 1
+    env, command = starts[0][0], starts[0][1:]
     assert env.startswith("TROUPE_SESSION_RESOURCES=")
     assert json.loads(env.split("=", 1)[1]) == {"troupe_agent": 0.01}
-    assert command[:5] == ["nohup", "troupe", "serve", "--ray-address", "auto"]
-    assert "--redis-url" in command
+    assert command[:5] == ["nohup", "python3", "-m", "serve.cluster_head", "start"]
+    redirect = command.index(">")
+    own, passed_on = cluster_head.split_args(command[4:redirect])
+    args = cluster_head.parser().parse_args(own)
+    assert args.ray_port == head["port"]
+    assert args.redis_port == REDIS_PORT
+    assert command[-1] == "&"  # detached from the launcher's SSH session
+    # What it passes on is valid `troupe serve` (the flags it sets itself come first).
+    serve_args = ["serve", "--auth", "keys", *passed_on]
+    assert serve_cli._parser().parse_args(serve_args).workspace_backend == "sandbox"
 
 
-def test_head_refuses_to_start_without_a_redis_url(config: dict[str, Any], tmp_path: Path) -> None:
-    guard = config["head_start_ray_commands"][0]
-    env = {"PATH": "/usr/bin:/bin"}
+def test_an_earlier_troupe_stops_before_ray_restarts(config: dict[str, Any]) -> None:
+    commands: list[str] = config["head_start_ray_commands"]
+    stop = commands.index("python3 -m serve.cluster_head stop")
+    assert (
+        stop
+        < commands.index("ray stop")
+        < next(i for i, c in enumerate(commands) if "serve.cluster_head start" in c)
+    )
 
-    missing = _run(guard, env, tmp_path)
-    present = _run(guard, {**env, "TROUPE_REDIS_URL": f"redis://{HEAD_IP}:6379/0"}, tmp_path)
 
-    assert missing.returncode != 0
-    assert "TROUPE_REDIS_URL" in missing.stderr
-    assert present.returncode == 0
+def test_nodes_install_this_checkout_with_the_launchers_ray(config: dict[str, Any]) -> None:
+    assert config["file_mounts"] == {"~/troupe": "."}
+    assert {".git", ".venv"} <= set(config["rsync_exclude"])
+    assert config["rsync_filter"] == [".gitignore"]
+    (install,) = [c for c in config["setup_commands"] if "pip install" in c]
+    pinned = re.search(r"ray\[serve\]==([\w.]+)", install)
+    assert pinned is not None
+    assert pinned.group(1) == ray.__version__, "pin the Ray version `ray up` runs with"
+    assert shlex.split(install)[-1] == "~/troupe"
+
+
+def test_the_head_keeps_one_generated_secret_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TROUPE_SECRET_KEY", raising=False)
+
+    first = cluster_head.secret_key(tmp_path)
+    again = cluster_head.secret_key(tmp_path)
+    monkeypatch.setenv("TROUPE_SECRET_KEY", "given")
+    given = cluster_head.secret_key(tmp_path)
+
+    assert first == again
+    SecretBox(first)  # a valid Fernet key
+    assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
+    assert given == "given"
 
 
 @pytest.mark.parametrize(

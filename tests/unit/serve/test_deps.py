@@ -100,5 +100,5 @@ async def test_a_custom_router_reads_the_app_state_through_the_injectables(
 
 
 async def test_the_identity_dependency_guards_the_custom_router(api: httpx.AsyncClient) -> None:
-    assert (await api.get("/mine/overview")).status_code == 422
+    assert (await api.get("/mine/overview")).status_code == 401
     assert (await api.get("/mine/overview", headers={"X-User-ID": " "})).status_code == 401

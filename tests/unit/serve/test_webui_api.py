@@ -167,7 +167,7 @@ async def test_knowledge_bases_answer_an_empty_page(service: Service) -> None:
     assert default.json() == {"knowledge_bases": [], "total": 0, "page": 1, "page_size": 30}
     for bad in ({"page": 0}, {"page_size": 129}, {"orderby": "name"}):
         assert (await api.get("/knowledge_bases/", params=bad, headers=ALICE)).status_code == 422
-    assert (await api.get("/knowledge_bases/")).status_code == 422  # no X-User-ID
+    assert (await api.get("/knowledge_bases/")).status_code == 401  # no X-User-ID
 
 
 async def test_the_retrieval_parameters_schema_is_empty(service: Service) -> None:
@@ -241,7 +241,9 @@ async def test_workspace_status_of_someone_elses_session_is_404(service: Service
     assert (await api.get("/workspace/status", params=query, headers=BOB)).status_code == 404
     other = {"agent_id": await create_agent(api), "session_id": session_id}
     assert (await api.get("/workspace/status", params=other, headers=ALICE)).status_code == 404
-    assert (await api.get("/workspace/status", params={"agent_id": agent_id})).status_code == 422
+    assert (
+        await api.get("/workspace/status", params={"agent_id": agent_id})
+    ).status_code == 401  # no identity
 
 
 # --- agents: invite_config ---------------------------------------------------------------------

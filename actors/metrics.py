@@ -1,0 +1,122 @@
+"""Troupe's Ray metrics (`ray.util.metrics`), exported with Ray's own on every node.
+
+Scrape them where Ray's metrics go (each node's metrics export port, Prometheus format):
+
+======================  =========  =========  ==============================================
+metric                  kind       tags       what
+======================  =========  =========  ==============================================
+troupe_deliveries       counter    kind       inbox deliveries (chat, hint); rate = per second
+troupe_session_hosts    gauge      host       1 per live session host (sum = hosts)
+troupe_live_sessions    gauge      host       sessions live in each host (sum = live sessions)
+troupe_inbox_depth      histogram             items waiting when a session reads its inbox
+troupe_reply_seconds    histogram             a reply, from its first event to its last
+troupe_tool_seconds     histogram  tool       one tool call's execution
+======================  =========  =========  ==============================================
+
+Each process creates the metrics once, on first use; recording is a no-op outside Ray.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import ray
+from ray.util.metrics import Counter, Gauge, Histogram
+
+from agent_core.event import AgentEvent
+from agent_core.middleware import EventHandler, MiddlewareBase
+
+if TYPE_CHECKING:
+    from agent_core.agent import Agent
+
+_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+_DEPTH = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+
+
+@functools.cache
+def _deliveries() -> Counter:
+    return Counter("troupe_deliveries", "Inbox deliveries.", tag_keys=("kind",))
+
+
+@functools.cache
+def _hosts() -> Gauge:
+    return Gauge("troupe_session_hosts", "1 per live session host.", tag_keys=("host",))
+
+
+@functools.cache
+def _live() -> Gauge:
+    return Gauge("troupe_live_sessions", "Sessions live in a host.", tag_keys=("host",))
+
+
+@functools.cache
+def _depth() -> Histogram:
+    return Histogram(
+        "troupe_inbox_depth", "Items waiting when a session reads its inbox.", boundaries=_DEPTH
+    )
+
+
+@functools.cache
+def _replies() -> Histogram:
+    return Histogram("troupe_reply_seconds", "Reply latency.", boundaries=_SECONDS)
+
+
+@functools.cache
+def _tools() -> Histogram:
+    return Histogram(
+        "troupe_tool_seconds", "Tool call latency.", boundaries=_SECONDS, tag_keys=("tool",)
+    )
+
+
+def _on() -> bool:
+    return bool(ray.is_initialized())
+
+
+def delivered(kind: str) -> None:
+    """Count one inbox delivery of `kind` (`chat`, `hint`)."""
+    if _on():
+        _deliveries().inc(1, tags={"kind": kind})
+
+
+def host_sessions(host: str, live: int) -> None:
+    """Report that `host` is up and hosts `live` sessions."""
+    if _on():
+        _hosts().set(1, tags={"host": host})
+        _live().set(live, tags={"host": host})
+
+
+def inbox_read(depth: int) -> None:
+    """Record the inbox depth a session found when it read its inbox."""
+    if _on():
+        _depth().observe(depth)
+
+
+class MetricsMiddleware(MiddlewareBase):
+    """Times every reply and tool call of the agent it wraps (`troupe_*_seconds`)."""
+
+    async def on_reply(
+        self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
+    ) -> AsyncIterator[AgentEvent]:
+        """Time the reply, parked and failed ones included."""
+        started = time.monotonic()
+        try:
+            async for event in next_handler(**input_kwargs):
+                yield event
+        finally:
+            if _on():
+                _replies().observe(time.monotonic() - started)
+
+    async def on_acting(
+        self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
+    ) -> AsyncIterator[AgentEvent]:
+        """Time the tool call, tagged with the tool's name."""
+        started = time.monotonic()
+        try:
+            async for event in next_handler(**input_kwargs):
+                yield event
+        finally:
+            if _on():
+                name = input_kwargs["tool_call"].name
+                _tools().observe(time.monotonic() - started, tags={"tool": name})
