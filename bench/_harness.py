@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import ray
+import redis
 from ray import serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors._ports import find_free_port
 from actors.embedded_redis import EmbeddedRedis
+from actors.keys import Keys
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.openai_server import OpenAIWireServer
@@ -30,10 +35,11 @@ class Stack:
 
 
 @contextmanager
-def service_stack(num_cpus: int = 2, session_hosts: int = 0) -> Iterator[Stack]:
+def service_stack(num_cpus: int = 2) -> Iterator[Stack]:
     """Redis + Ray + Serve API + an instant OpenAI-protocol model server, all on 127.0.0.1.
 
-    `session_hosts` > 0 puts sessions on that many shared host actors instead of one each.
+    Default settings: sessions are packed onto the pre-warmed session hosts. Returns once the
+    API answers and the hosts are started (a warm cluster).
     """
     with EmbeddedRedis(persistence=True) as redis, OpenAIWireServer() as model_server:
         ray.init(
@@ -48,14 +54,31 @@ def service_stack(num_cpus: int = 2, session_hosts: int = 0) -> Iterator[Stack]:
                 redis_url=redis.url,
                 key_prefix=f"bench-{uuid.uuid4().hex[:6]}",
                 namespace="troupe-bench",
-                session_hosts=session_hosts,
             )
             port = find_free_port()
             deployment.deploy(settings, "127.0.0.1", port)
+            wait_warm(f"http://127.0.0.1:{port}", settings)
             yield Stack(f"http://127.0.0.1:{port}", settings, model_server)
         finally:
             serve.shutdown()
             ray.shutdown()
+
+
+def wait_warm(base_url: str, settings: RuntimeSettings, within: float = 120.0) -> None:
+    """Wait until the API answers and a session host is registered (pre-warmed)."""
+    keys = Keys(settings.key_prefix)
+    client = redis.Redis.from_url(settings.redis_url)
+    deadline = time.monotonic() + within
+    try:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                healthy = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
+                if healthy and client.hlen(keys.session_hosts()):
+                    return
+            time.sleep(0.2)
+    finally:
+        client.close()
+    raise TimeoutError(f"the stack was not warm within {within:.0f} s")
 
 
 def percentiles(samples_ms: list[float]) -> str:
