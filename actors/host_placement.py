@@ -24,23 +24,41 @@ from actors.keys import Keys
 DEDICATED = "dedicated"
 """The placement of a session that runs in an actor of its own."""
 
-# Least-loaded candidate under the cap, unless the placement changed since it was read.
-# KEYS: placement hash, the current host's set (or the hash again), candidate hosts' sets.
-# ARGV: session, expected current host ('' = none), cap, candidate host names.
+# The least-loaded node's least-loaded host under the cap, unless the placement changed since
+# it was read. KEYS: placement hash, the current host's set (or the hash again), each
+# candidate host's set. ARGV: session, expected current host ('' = none), cap, then a
+# (host, node) pair per candidate.
 _PLACE = """
 local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[2] then return {2, current} end
 local cap = tonumber(ARGV[3])
-local best, best_load = 0, cap
-for i = 4, #ARGV do
-  local load = redis.call('SCARD', KEYS[i - 1])
-  if load < best_load then best, best_load = i, load end
+local n = (#ARGV - 3) / 2
+local loads, totals = {}, {}
+for i = 1, n do
+  local node = ARGV[2 * i + 3]
+  loads[i] = redis.call('SCARD', KEYS[i + 2])
+  totals[node] = (totals[node] or 0) + loads[i]
+end
+local best = 0
+for i = 1, n do
+  if loads[i] < cap then
+    local node = ARGV[2 * i + 3]
+    if best == 0 then
+      best = i
+    else
+      local held = totals[ARGV[2 * best + 3]]
+      if totals[node] < held or (totals[node] == held and loads[i] < loads[best]) then
+        best = i
+      end
+    end
+  end
 end
 if best == 0 then return {0, ''} end
-if current ~= '' and current ~= ARGV[best] then redis.call('SREM', KEYS[2], ARGV[1]) end
-redis.call('SADD', KEYS[best - 1], ARGV[1])
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[best])
-return {1, ARGV[best]}
+local host = ARGV[2 * best + 2]
+if current ~= '' and current ~= host then redis.call('SREM', KEYS[2], ARGV[1]) end
+redis.call('SADD', KEYS[best + 2], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], host)
+return {1, host}
 """
 
 # A host activating a session takes it unless another host holds it; returns the holder.
@@ -124,22 +142,20 @@ class HostPlacement:
         await self._redis.hset(self._keys.session_placement(), session_id, DEDICATED)
 
     async def place(
-        self, session_id: str, expected: str | None, candidates: list[str], cap: int
+        self, session_id: str, expected: str | None, candidates: dict[str, str], cap: int
     ) -> Placed:
-        """Move the session from `expected` (None: unplaced) to the least-loaded candidate.
+        """Move the session from `expected` (None: unplaced) onto one of `candidates`.
 
-        Candidates at `cap` sessions are skipped. Nothing changes when the placement is no
-        longer `expected` (another process placed the session first): the result says so.
+        `candidates` maps hosts to their nodes. The least-loaded node wins, and on it the
+        least-loaded host; hosts at `cap` sessions are skipped. Nothing changes when the
+        placement is no longer `expected` (another process placed the session first): the
+        result says so.
         """
         placement = self._keys.session_placement()
         current_set = self._keys.host_sessions(expected) if expected else placement
-        keys = [
-            placement,
-            current_set,
-            *(self._keys.host_sessions(h) for h in candidates),
-        ]
-        args = [session_id, expected or "", cap, *candidates]
-        code, host = await self._place(keys=keys, args=args)
+        keys = [placement, current_set, *(self._keys.host_sessions(h) for h in candidates)]
+        pairs = [part for host, node in candidates.items() for part in (host, node)]
+        code, host = await self._place(keys=keys, args=[session_id, expected or "", cap, *pairs])
         if int(code) == 2:
             return Placed(_text(host) or None, raced=True)
         return Placed(_text(host) if int(code) == 1 else None)

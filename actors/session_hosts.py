@@ -199,7 +199,7 @@ class SessionHosts:
             hosts = await self.live_hosts()
             if current in hosts:
                 return current
-            placed = await self.placement.place(session_id, current, list(hosts), self.capacity)
+            placed = await self.placement.place(session_id, current, hosts, self.capacity)
             if placed.raced:
                 current = placed.host
                 continue
