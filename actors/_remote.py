@@ -288,8 +288,10 @@ class RayDispatcher:
             SessionUnavailable: no agent node could take a session.
         """
         groups: dict[str, list[str]] = {}
-        for session_id in dict.fromkeys(session_ids):
-            groups.setdefault(await self.hosts.host_of(session_id), []).append(session_id)
+        for session_id, name in (
+            await self.hosts.hosts_of(list(dict.fromkeys(session_ids)))
+        ).items():
+            groups.setdefault(name, []).append(session_id)
         for name, group in groups.items():
             task = asyncio.get_running_loop().create_task(self._confirm(name, group))
             self._pending.add(task)

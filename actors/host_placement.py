@@ -137,6 +137,13 @@ class HostPlacement:
         raw = await self._redis.hget(self._keys.session_placement(), session_id)
         return None if raw is None else _text(raw)
 
+    async def current_many(self, session_ids: list[str]) -> list[str | None]:
+        """`current` of each session, in one round trip."""
+        if not session_ids:
+            return []
+        raw = await self._redis.hmget(self._keys.session_placement(), session_ids)
+        return [None if value is None else _text(value) for value in raw]
+
     async def dedicate(self, session_id: str) -> None:
         """Mark the session as running in an actor of its own."""
         await self._redis.hset(self._keys.session_placement(), session_id, DEDICATED)

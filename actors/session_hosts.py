@@ -189,9 +189,27 @@ class SessionHosts:
         Raises:
             SessionUnavailable: no agent node could take the session.
         """
-        current = await self.placement.current(session_id)
-        if current == DEDICATED:
-            return session_actor_name(session_id)
+        return (await self.hosts_of([session_id]))[session_id]
+
+    async def hosts_of(self, session_ids: list[str]) -> dict[str, str]:
+        """`host_of` for many sessions, reading their placements in one round trip.
+
+        Raises:
+            SessionUnavailable: no agent node could take a session.
+        """
+        currents = await self.placement.current_many(session_ids)
+        hosts = await self.live_hosts()
+        found: dict[str, str] = {}
+        for session_id, current in zip(session_ids, currents, strict=True):
+            if current == DEDICATED:
+                found[session_id] = session_actor_name(session_id)
+            elif current is not None and current in hosts:
+                found[session_id] = current
+            else:
+                found[session_id] = await self._place(session_id, current)
+        return found
+
+    async def _place(self, session_id: str, current: str | None) -> str:
         if current is None and await self._wants_dedicated(session_id):
             await self.placement.dedicate(session_id)
             return session_actor_name(session_id)

@@ -105,6 +105,7 @@ async def test_dedicated_sessions_are_not_counted_and_forget_clears_all(
     await placement.dedicate("d")
     assert await placement.current("d") == DEDICATED
     await placement.place("s", None, {"a": "n"}, cap=5)
+    assert await placement.current_many(["d", "s", "x"]) == [DEDICATED, "a", None]
     await placement.forget("s")
     await placement.forget("d")
     assert await placement.current("s") is None
