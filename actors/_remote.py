@@ -171,7 +171,8 @@ class SessionActor:
         self._last_active.pop(session_id, None)
         if runtime is not None:
             await runtime.close()
-        if self._host is not None:
+        # A delivery may have re-activated the session here while it closed: then it stays.
+        if self._host is not None and session_id not in self._runtimes:
             await self._placement.release(session_id, self._host)
 
     async def hibernate(self, force: bool = False) -> bool:

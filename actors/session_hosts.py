@@ -3,7 +3,7 @@
 Agent nodes are the nodes advertising the `troupe_agent` resource or the label
 `troupe.io/node-role=agent` (or every resource of `session_resources`, when set); without such
 nodes (a laptop) every alive node that is not a sandbox node, else every alive node. Each
-agent node runs host actors pinned to it (`session-host:{node}:{k}`), each running up to
+agent node runs host actors pinned to it (`session-host:{prefix}:{node}:{k}`), each running up to
 `session_host_capacity` sessions. A session is placed on the least-loaded host when first
 woken (`HostPlacement` keeps the placement in Redis for every process to read) and stays
 there until its host closes it as idle.
@@ -48,9 +48,9 @@ def session_actor_name(session_id: str) -> str:
     return f"session:{session_id}"
 
 
-def host_actor_name(node_id: str, index: int) -> str:
-    """Ray actor name of the `index`-th session host pinned to a node."""
-    return f"session-host:{node_id[:16]}:{index}"
+def host_actor_name(key_prefix: str, node_id: str, index: int) -> str:
+    """Ray actor name of a deployment's `index`-th session host pinned to a node."""
+    return f"session-host:{key_prefix}:{node_id[:16]}:{index}"
 
 
 def is_agent_node(node: dict[str, Any], resources: dict[str, float]) -> bool:
@@ -121,7 +121,7 @@ class SessionHosts:
     async def _start_host(self, node: str, index: int) -> str:
         from actors._remote import session_host_actor
 
-        name = host_actor_name(node, index)
+        name = host_actor_name(self._settings.key_prefix, node, index)
         handle = await asyncio.to_thread(session_host_actor, self._settings, name, node)
         await handle.ready.remote()
         await self.placement.register(name, node)
@@ -138,7 +138,10 @@ class SessionHosts:
 
     async def _add_host(self, node: str) -> None:
         taken = {h for h, n in (await self.placement.hosts()).items() if n == node}
-        index = next(i for i in range(len(taken) + 1) if host_actor_name(node, i) not in taken)
+        prefix = self._settings.key_prefix
+        index = next(
+            i for i in range(len(taken) + 1) if host_actor_name(prefix, node, i) not in taken
+        )
         try:
             await self._start_host(node, index)
         except RayError as exc:
