@@ -5,9 +5,15 @@ from __future__ import annotations
 from typing import Self
 from urllib.parse import quote
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
+
+
+MAX_CONNECTIONS = 200
+"""Connections one client keeps to Redis at most."""
+POOL_TIMEOUT = 30.0
+"""Seconds a command waits for a free pooled connection before failing."""
 
 
 def connect(url: str) -> Redis:
@@ -15,13 +21,17 @@ def connect(url: str) -> Redis:
 
     Pooled connections die when Redis restarts; commands retry on a fresh connection with
     jittered backoff for about three seconds before giving up, and idle connections are
-    health-checked before use.
+    health-checked before use. A process running many sessions at once (a session host)
+    waits for a pooled connection rather than failing when all are in use.
     """
-    return Redis.from_url(
+    pool = BlockingConnectionPool.from_url(
         url,
+        max_connections=MAX_CONNECTIONS,
+        timeout=POOL_TIMEOUT,
         health_check_interval=10,
         retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=6),
     )
+    return Redis.from_pool(pool)
 
 
 def url_of(redis: Redis) -> str:
