@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import multiprocessing
 import os
@@ -78,8 +79,23 @@ def _text(message: dict[str, Any]) -> str:
     return content or ""
 
 
-def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedReply:
-    """Plays the leader and the workers, deciding from the whole conversation it is sent."""
+@dataclass
+class LeaderMemory:
+    """What the scripted leader has seen over all its requests.
+
+    With many workers the leader's context outgrows the model's window and is compressed, so
+    one request no longer shows every AgentCreate call and report: count them across requests.
+    """
+
+    created: set[str] = field(default_factory=set)
+    reported: set[str] = field(default_factory=set)
+
+
+def scripted_team(
+    body: dict[str, Any], workers: int, batch: int, memory: LeaderMemory | None = None
+) -> ScriptedReply:
+    """Plays the leader and the workers, deciding from the conversation it is sent."""
+    memory = memory or LeaderMemory()
     messages = body["messages"]
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if tools == {"generate_structured_output"}:  # a service asking for a session title
@@ -106,7 +122,14 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
         return ScriptedReply(
             tool_calls=[("tc", "TeamCreate", {"name": "crew", "description": "bench workers"})]
         )
-    created = calls.count("AgentCreate")
+    memory.created |= {
+        json.loads(call["function"]["arguments"])["name"]
+        for m in messages
+        if m["role"] == "assistant"
+        for call in m.get("tool_calls") or []
+        if call["function"]["name"] == "AgentCreate"
+    }
+    created = len(memory.created)
     if created < workers:
         names = [f"w{i}" for i in range(created + 1, min(created + batch, workers) + 1)]
         return ScriptedReply(
@@ -120,7 +143,8 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
                 for w in names
             ],
         )
-    reported = {name for t in user_texts for name in REPORT.findall(t)}
+    memory.reported |= {name for t in user_texts for name in REPORT.findall(t)}
+    reported = memory.reported
     if len(reported) == workers:
         return ScriptedReply(text=f"All {workers} workers reported.")
     return ScriptedReply(text=f"{len(reported)} so far.")
@@ -129,7 +153,7 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
 def _serve_model(
     workers: int, batch: int, conn: Any, stop: Any
 ) -> None:  # pragma: no cover - runs in the model-server process
-    reply = partial(scripted_team, workers=workers, batch=batch)
+    reply = partial(scripted_team, workers=workers, batch=batch, memory=LeaderMemory())
     with OpenAIWireServer(reply_func=reply) as server:
         conn.send(server.base_url)
         stop.wait(3600)
