@@ -9,25 +9,22 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
-
-MAX_CONNECTIONS = 200
-"""Connections one client keeps to Redis at most."""
-POOL_TIMEOUT = 30.0
-"""Seconds a command waits for a free pooled connection before failing."""
+DEFAULT_MAX_CONNECTIONS = 100
+"""Connections one client's pool opens at most, unless told otherwise."""
 
 
-def connect(url: str) -> Redis:
+def connect(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Redis:
     """A client for `url` that rides out restarts and failovers.
 
     Pooled connections die when Redis restarts; commands retry on a fresh connection with
     jittered backoff for about three seconds before giving up, and idle connections are
-    health-checked before use. A process running many sessions at once (a session host)
-    waits for a pooled connection rather than failing when all are in use.
+    health-checked before use. The pool holds at most `max_connections`; a burst beyond it
+    waits (up to 10 s) for a free connection instead of failing.
     """
     pool = BlockingConnectionPool.from_url(
         url,
-        max_connections=MAX_CONNECTIONS,
-        timeout=POOL_TIMEOUT,
+        max_connections=max_connections,
+        timeout=10,
         health_check_interval=10,
         retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=6),
     )
