@@ -180,11 +180,11 @@ async def test_leader_spawns_five_workers_that_report_back(
     assert leader_record["membership"] is None
 
 
-async def test_a_killed_session_process_closes_the_cut_reply(
+async def test_a_killed_session_process_resumes_the_cut_reply(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
-    model.push(ScriptedReply(text="never", delay=30))
+    model.push(ScriptedReply(text="never", delay=30), ScriptedReply(text="Resumed."))
     stream = asyncio.create_task(
         read_frames(
             api, f"/sessions/{session_id}/stream", USER, is_reply_end, params={"after": "0"}
@@ -194,5 +194,8 @@ async def test_a_killed_session_process_closes_the_cut_reply(
     await wait_for_status(api, session_id, "running")
     os.kill(ray.get(actor_of(session_id, service).pid.remote()), signal.SIGKILL)
     frames = await asyncio.wait_for(stream, 60)
-    assert frames[-1].data["finished_reason"] == "error"
+    # The restarted host continues the same reply: one start, one end, completed.
+    assert [f.data["type"] for f in frames].count("REPLY_START") == 1
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert frames[-1].data["reply_id"] == frames[0].data["reply_id"]
     await wait_for_status(api, session_id, "idle")
