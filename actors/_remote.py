@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import time
-import zlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -17,12 +16,14 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from redis.asyncio import Redis
 
 from actors import metrics
 from actors.bus import RedisMessageBus
 from actors.dispatch import Mailbox
-from actors.errors import InvalidRequest
+from actors.errors import InvalidRequest, SessionUnavailable
 from actors.extensions import AgentExtensions, register_credential_types
+from actors.host_placement import DEDICATED
 from actors.keys import Keys
 from actors.lifecycle import delete_user_session
 from actors.mailbox import completion_hint
@@ -32,6 +33,7 @@ from actors.schedule import ScheduleKeys, ScheduleStore
 from actors.schedule_service import ScheduleService
 from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.session import SessionRuntime
+from actors.session_hosts import SessionHosts, session_actor_name
 from actors.settings import RuntimeSettings
 from actors.storage import RedisStorage
 from actors.team import TeamStore
@@ -51,33 +53,25 @@ _FILE_CHUNKS_AHEAD = 8
 
 SESSION_ACTOR_PREFIXES = ("session:", "session-host:")
 """How the names of actors hosting sessions begin (`cluster_status` finds them by it)."""
-
-
-def session_actor_name(session_id: str) -> str:
-    """Ray actor name of a session that has an actor of its own."""
-    return f"session:{session_id}"
-
-
-def host_actor_name(session_id: str, hosts: int) -> str:
-    """Ray actor name of the host actor a session shares (when `session_hosts` > 0)."""
-    return f"session-host:{zlib.crc32(session_id.encode()) % hosts}"
+_WAKE_TIMEOUT = 30.0
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
 class SessionActor:
-    """Hosts `SessionRuntime`s in a Ray worker process: one session, or a share of many.
+    """Hosts `SessionRuntime`s in a Ray worker process: a host's share of sessions, or one.
 
-    By default every session has its own actor (`session:{id}`), which exits when the session
-    hibernates. With `session_hosts` = N, sessions are hashed onto N shared host actors
-    (`session-host:{k}`) that stay up and close idle sessions instead: far fewer processes for
-    large teams, at the price of sessions sharing a process. Ray restarts a dead actor; its
-    sessions close the replies the crash cut short when next woken (the sweeper wakes them).
+    A session host (`host` = its actor name) is pinned to an agent node, stays up and closes
+    sessions that went idle, releasing their placement (`HostPlacement`). A dedicated actor
+    (`host` None, named `session:{id}`) runs the one session of an agent that asked for
+    isolation and exits when it hibernates. Ray restarts a dead actor; a restarted host
+    releases the sessions it held, which are placed afresh when next woken (the sweeper wakes
+    those with work waiting) and close the replies the crash cut short.
     """
 
-    def __init__(self, settings: dict[str, Any], dedicated: bool) -> None:
+    def __init__(self, settings: dict[str, Any], host: str | None) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
         register_credential_types(self._settings.credential_types)
-        self._dedicated = dedicated
+        self._host = host
         self._extensions = AgentExtensions(
             self._settings.agent_middlewares, self._settings.agent_tools
         )
@@ -87,7 +81,9 @@ class SessionActor:
             self._redis, self._keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
         )
         self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
-        self._mailbox = Mailbox(bus, RayDispatcher(self._settings))
+        self._dispatcher = RayDispatcher(self._settings, self._redis)
+        self._placement = self._dispatcher.hosts.placement
+        self._mailbox = Mailbox(bus, self._dispatcher)
         self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
         teams = TeamStore(self._redis, self._keys)
         self._schedules = ScheduleService.build(
@@ -101,10 +97,37 @@ class SessionActor:
         self._name = ray.get_runtime_context().get_actor_name() or "session-host"
         self._last_active: dict[str, float] = {}
         self._idle_watch: asyncio.Task[None] | None = None
+        self._start: asyncio.Task[None] | None = None
+        self._resume: asyncio.Task[dict[str, str]] | None = None
+
+    async def _started(self) -> None:
+        """Once per process: a (re)started host gives up the sessions it held before."""
+        if self._start is None:
+            self._start = asyncio.get_running_loop().create_task(self._release_held())
+        await asyncio.shield(self._start)
+
+    async def _release_held(self) -> None:
         context = ray.get_runtime_context()
-        if context.was_current_actor_reconstructed:
-            # Its sessions' replies were cut: resume them now rather than at the next sweep.
-            context.current_actor.resume_cut_replies.remote(context.get_actor_name())
+        held: list[str] = []
+        if self._host is not None:
+            held = await self._placement.release_all(self._host)
+            if held:
+                log.warning("host %s restarted: %d sessions released", self._host, len(held))
+        elif context.was_current_actor_reconstructed:
+            held = [self._name.removeprefix(session_actor_name(""))]
+        loop = asyncio.get_running_loop()
+        self._idle_watch = loop.create_task(self._watch_idle())
+        if context.was_current_actor_reconstructed and held:
+            # Their replies were cut: resume them now rather than at the next sweep.
+            waiting = set(await self._mailbox.bus.sessions_with_inbox())
+            cut = [session_id for session_id in held if session_id in waiting]
+            if cut:
+                self._resume = loop.create_task(self.wake(cut))
+
+    async def ready(self) -> str:
+        """Return the node id once the actor is started (used to pre-warm hosts)."""
+        await self._started()
+        return str(ray.get_runtime_context().get_node_id())
 
     def _runtime(self, session_id: str) -> SessionRuntime:
         runtime = self._runtimes.get(session_id)
@@ -120,26 +143,29 @@ class SessionActor:
                 extensions=self._extensions,
                 outage_grace=self._settings.stream_outage_grace,
             )
-        if self._idle_watch is None:
-            self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle())
         return runtime
 
-    async def wake(self, session_id: str) -> None:
-        """Drain the session's inbox (returns at once; draining continues in the background)."""
-        self._last_active[session_id] = time.monotonic()
-        await self._runtime(session_id).wake()
-        metrics.host_sessions(self._name, len(self._runtimes))
-        if self._dedicated:
-            await self._redis.zadd(self._keys.live(), {session_id: time.time()})
-            await self._enforce_live_cap(session_id)
+    async def wake(self, session_ids: list[str]) -> dict[str, str]:
+        """Drain the sessions' inboxes (in the background); return those held elsewhere.
 
-    async def resume_cut_replies(self, name: str) -> None:
-        """After a restart: wake the sessions hosted under actor `name` that have work left."""
-        hosts = self._settings.session_hosts
-        for session_id in await self._mailbox.bus.sessions_with_inbox():
-            mine = host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
-            if mine == name:
-                await self.wake(session_id)
+        A session another host holds is not run here: the result maps it to that host.
+        """
+        await self._started()
+        elsewhere: dict[str, str] = {}
+        now = time.monotonic()
+        for session_id in session_ids:
+            if self._host is not None and session_id not in self._runtimes:
+                holder = await self._placement.claim(session_id, self._host)
+                if holder != self._host:
+                    elsewhere[session_id] = holder
+                    continue
+            self._last_active[session_id] = now
+            await self._runtime(session_id).wake()
+        metrics.host_sessions(self._name, len(self._runtimes))
+        if self._host is None and session_ids:
+            await self._redis.zadd(self._keys.live(), dict.fromkeys(session_ids, time.time()))
+            await self._enforce_live_cap(session_ids[0])
+        return elsewhere
 
     async def interrupt(self, session_id: str) -> bool:
         """Interrupt the session's running reply; return whether one was running."""
@@ -149,15 +175,24 @@ class SessionActor:
 
     async def wait_idle(self, session_id: str) -> None:
         """Return once the session's inbox drain in progress, if any, has finished."""
-        await self._runtime(session_id).wait_idle()
+        runtime = self._runtimes.get(session_id)
+        if runtime is not None:
+            await runtime.wait_idle()
+
+    def sessions(self) -> list[str]:
+        """The sessions live here (for operations and tests)."""
+        return list(self._runtimes)
 
     async def stop(self, session_id: str) -> None:
-        """Close one session hosted here (it is being deleted)."""
+        """Close one session hosted here (it is idle, or being deleted)."""
         runtime = self._runtimes.pop(session_id, None)
         self._last_active.pop(session_id, None)
         metrics.host_sessions(self._name, len(self._runtimes))
         if runtime is not None:
             await runtime.close()
+        # A delivery may have re-activated the session here while it closed: then it stays.
+        if self._host is not None and session_id not in self._runtimes:
+            await self._placement.release(session_id, self._host)
 
     async def hibernate(self, force: bool = False) -> bool:
         """Close idle sessions (all of them when `force`); a dedicated actor then exits.
@@ -169,8 +204,9 @@ class SessionActor:
                 return False
             await self.stop(session_id)
             await self._redis.zrem(self._keys.live(), session_id)
-        if not self._dedicated:
+        if self._host is not None:
             return True
+        await self._dispatcher.close()
         await self._redis.aclose()
         # exit_actor() would count as a crash under max_restarts; kill without restart instead.
         me = ray.get_runtime_context().current_actor
@@ -198,7 +234,7 @@ class SessionActor:
                 idle = now - self._last_active.get(session_id, now) >= ttl
                 if not idle or runtime.busy:
                     continue
-                if self._dedicated:
+                if self._host is None:
                     if await self.hibernate():
                         return
                 elif not await runtime.has_pending():
@@ -222,74 +258,108 @@ class SessionActor:
             actor.hibernate.remote()
 
 
-class RayDispatcher:
-    """Wakes sessions by poking the actors hosting them, activating those on first use."""
+def session_host_actor(settings: RuntimeSettings, name: str, node_id: str) -> Any:
+    """Get or create the session host actor `name` pinned to `node_id` (blocking)."""
+    return SessionActor.options(  # type: ignore[attr-defined]
+        name=name,
+        namespace=settings.namespace,
+        get_if_exists=True,
+        lifetime="detached",
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+    ).remote(settings.model_dump(), name)
 
-    def __init__(self, settings: RuntimeSettings) -> None:
+
+class RayDispatcher:
+    """Wakes sessions by poking the actors hosting them (`SessionHosts` places them)."""
+
+    def __init__(self, settings: RuntimeSettings, redis: Redis | None = None) -> None:
         self._settings = settings
         self._payload = settings.model_dump()
-        self._handles: dict[str, Any] = {}
+        self._redis = redis or connect(settings.redis_url)
+        self._owns_redis = redis is None
+        self.hosts = SessionHosts(settings, self._redis)
         self._pending: set[asyncio.Task[None]] = set()
 
-    def _name(self, session_id: str) -> str:
-        hosts = self._settings.session_hosts
-        return host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
+    async def _actor(self, name: str, session_id: str) -> Any:
+        """The actor `name`; a dedicated session's is created if needed."""
+        if name != session_actor_name(session_id):
+            return await self.hosts.handle(name)
+        return await asyncio.to_thread(self._dedicated, session_id)
 
-    def _handle(self, session_id: str) -> Any:
-        name = self._name(session_id)
-        handle = self._handles.get(name)
-        if handle is None:
-            handle = SessionActor.options(  # type: ignore[attr-defined]
-                name=name,
-                namespace=self._settings.namespace,
-                get_if_exists=True,
-                lifetime="detached",
-                resources=self._settings.session_resources,
-                # Sessions wait on I/O, not CPU: spread them so no node carries them all.
-                scheduling_strategy="SPREAD",
-            ).remote(self._payload, not self._settings.session_hosts)
-            self._handles[name] = handle
-        return handle
+    def _dedicated(self, session_id: str) -> Any:
+        return SessionActor.options(  # type: ignore[attr-defined]
+            name=session_actor_name(session_id),
+            namespace=self._settings.namespace,
+            get_if_exists=True,
+            lifetime="detached",
+            resources=self._settings.session_resources,
+            # Sessions wait on I/O, not CPU: spread them so no node carries them all.
+            scheduling_strategy="SPREAD",
+        ).remote(self._payload, None)
 
-    def _existing(self, session_id: str) -> Any | None:
+    async def wake(self, session_id: str) -> None:
+        """Poke the session's host (placing the session if needed) without waiting for it."""
+        await self.wake_many([session_id])
+
+    async def wake_many(self, session_ids: list[str]) -> None:
+        """Poke many sessions' hosts: one call per host, confirmed in the background.
+
+        Callers (a leader spawning workers, a chat request) do not wait for the sessions to
+        start. Delivery is confirmed in the background and retried if a host turns out to be
+        dead (its sessions move); the sweeper covers anything still missed.
+
+        Raises:
+            SessionUnavailable: no agent node could take a session.
+        """
+        groups: dict[str, list[str]] = {}
+        for session_id, name in (
+            await self.hosts.hosts_of(list(dict.fromkeys(session_ids)))
+        ).items():
+            groups.setdefault(name, []).append(session_id)
+        for name, group in groups.items():
+            task = asyncio.get_running_loop().create_task(self._confirm(name, group))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def _confirm(self, name: str, group: list[str]) -> None:
+        for attempt in range(_WAKE_ATTEMPTS):
+            try:
+                actor = await self._actor(name, group[0])
+                elsewhere = await asyncio.wait_for(actor.wake.remote(group), _WAKE_TIMEOUT)
+            except (RayActorError, TimeoutError, ValueError) as exc:
+                log.info("waking %d session(s) at %s failed: %r", len(group), name, exc)
+                await self.hosts.host_failed(name)
+            else:
+                if not elsewhere:
+                    return
+                # Another host held them (a stale placement read): wake them there.
+                for session_id, holder in elsewhere.items():
+                    with contextlib.suppress(Exception):
+                        handle = await self.hosts.handle(holder)
+                        await handle.wake.remote([session_id])
+                return
+            if attempt < _WAKE_ATTEMPTS - 1:
+                await asyncio.sleep(0.2 * 2**attempt)
+                try:
+                    name = await self.hosts.host_of(group[0])
+                except SessionUnavailable:
+                    continue
+        log.warning("%d session(s) could not be woken; the sweeper will retry", len(group))
+
+    async def _current_actor(self, session_id: str) -> Any | None:
+        name = await self.hosts.placement.current(session_id)
+        if name is None:
+            return None
+        if name == DEDICATED:
+            name = session_actor_name(session_id)
         try:
-            return ray.get_actor(self._name(session_id), namespace=self._settings.namespace)
+            return await self.hosts.handle(name)
         except ValueError:
             return None
 
-    async def wake(self, session_id: str) -> None:
-        """Poke the session's actor (activating it if needed) without waiting for it to start.
-
-        A new actor's process takes a while to start; callers (a leader spawning workers, a
-        chat request) should not wait for it. Delivery is confirmed in the background and
-        retried if the actor turns out to be dead; the sweeper covers anything still missed.
-        """
-        # A cached handle needs no thread: only creating one blocks (a GCS round trip).
-        handle: Any = self._handles.get(self._name(session_id))
-        if handle is None:
-            handle = await asyncio.to_thread(self._handle, session_id)
-        task = asyncio.get_running_loop().create_task(
-            self._confirm(session_id, handle.wake.remote(session_id))
-        )
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-
-    async def _confirm(self, session_id: str, ref: Any) -> None:
-        for attempt in range(_WAKE_ATTEMPTS):
-            try:
-                await ref
-                return
-            except RayActorError:
-                self._handles.pop(self._name(session_id), None)
-            if attempt < _WAKE_ATTEMPTS - 1:
-                await asyncio.sleep(0.05 * 2**attempt)
-                handle = await asyncio.to_thread(self._handle, session_id)
-                ref = handle.wake.remote(session_id)
-        log.warning("session %s could not be woken; the sweeper will retry", session_id)
-
     async def interrupt(self, session_id: str) -> bool:
-        """Interrupt the session's running reply, if its actor is live."""
-        handle = await asyncio.to_thread(self._existing, session_id)
+        """Interrupt the session's running reply, if its host is live."""
+        handle = await self._current_actor(session_id)
         if handle is None:
             return False
         try:
@@ -298,15 +368,21 @@ class RayDispatcher:
             return False
 
     async def stop(self, session_id: str) -> None:
-        """Stop the session (it is being deleted): its own actor is killed, a host closes it."""
-        handle = await asyncio.to_thread(self._existing, session_id)
-        if handle is None:
-            return
-        if self._settings.session_hosts:
-            await handle.stop.remote(session_id)
-            return
-        self._handles.pop(self._name(session_id), None)
-        await asyncio.to_thread(ray.kill, handle, no_restart=True)
+        """Stop the session (it is being deleted): its host closes it, its own actor is killed."""
+        dedicated = await self.hosts.placement.current(session_id) == DEDICATED
+        handle = await self._current_actor(session_id)
+        if handle is not None:
+            with contextlib.suppress(RayActorError):
+                if dedicated:
+                    self.hosts.forget_handle(session_actor_name(session_id))
+                    await asyncio.to_thread(ray.kill, handle, no_restart=True)
+                else:
+                    await handle.stop.remote(session_id)
+        await self.hosts.placement.forget(session_id)
+
+    async def maintain(self) -> None:
+        """Move sessions off hosts whose node left, and pre-warm hosts on every agent node."""
+        await self.hosts.maintain()
 
     def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
         """Ray: its control store answers and names a live node."""
@@ -317,7 +393,9 @@ class RayDispatcher:
         for task in list(self._pending):
             task.cancel()
         await asyncio.gather(*self._pending, return_exceptions=True)
-        self._handles.clear()
+        await self.hosts.close()
+        if self._owns_redis:
+            await self._redis.aclose()
 
 
 async def _ray_health() -> str:

@@ -152,6 +152,23 @@ class RedisMessageBus(RedisOwner):
             )
         return _text(result) or None
 
+    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
+        """`put` many items in one pipelined round trip; return the sessions whose inbox was full.
+
+        Duplicates are no-ops, as with `put`; a full inbox refuses only its own item.
+        """
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for session_id, item in deliveries:
+                keys = [
+                    self.keys.inbox(session_id),
+                    self.keys.inbox_seen(session_id),
+                    self.keys.inboxes(),
+                ]
+                args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+                await self._deliver(keys=keys, args=args, client=pipe)
+            results = await pipe.execute()
+        return [sid for (sid, _), result in zip(deliveries, results, strict=True) if result is None]
+
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
         """Return the unconsumed inbox items that can be read, oldest first.
 

@@ -174,17 +174,23 @@ class RuntimeClient:
         self._fanout: EventFanout | None = None
 
     def start_sweeper(self) -> None:
-        """Periodically re-wake sessions with unread inbox items (after crashes, lost wakes)."""
+        """Keep session hosts warm and placed, and re-wake sessions with unread inbox items.
+
+        Runs at once, then every `sweep_interval` seconds: it pre-warms hosts (on start and on
+        agent nodes that join), moves sessions off nodes that left, and wakes inboxes left
+        unread by crashes or lost wakes.
+        """
         if self._sweeper is None:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
 
     async def _sweep_forever(self) -> None:
         while True:
-            await asyncio.sleep(self.settings.sweep_interval)
             try:
+                await self.dispatcher.maintain()
                 await self.mailbox.sweep()
             except Exception:  # Redis outages and dead actors: try again next round
                 log.warning("inbox sweep failed", exc_info=True)
+            await asyncio.sleep(self.settings.sweep_interval)
 
     async def aclose(self) -> None:
         """Stop the sweeper, close the dispatcher, the workspaces and the Redis connection pool."""

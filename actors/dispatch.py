@@ -26,12 +26,24 @@ class SessionDispatcher(Protocol):
         """
         ...
 
+    async def wake_many(self, session_ids: list[str]) -> None:
+        """`wake` each session, in as few round trips as the dispatcher can.
+
+        Raises:
+            SessionUnavailable: an owner could not be reached.
+        """
+        ...
+
     async def interrupt(self, session_id: str) -> bool:
         """Interrupt the session's running reply; return whether one was running."""
         ...
 
     async def stop(self, session_id: str) -> None:
         """Stop the session's owner if it is live (the session is being deleted)."""
+        ...
+
+    async def maintain(self) -> None:
+        """Periodic upkeep (placement after cluster changes); called by the sweeper."""
         ...
 
     async def close(self) -> None:
@@ -70,9 +82,24 @@ class Mailbox:
         except SessionUnavailable:
             log.warning("session %s not reachable now; the sweeper will wake it", session_id)
 
+    async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
+        """Deliver items to many sessions: one pipelined write, then one batch of wakes.
+
+        Returns the sessions whose inbox was full (their item was not accepted); the others
+        were delivered and woken as `deliver` does.
+        """
+        full = await self.bus.put_many(deliveries)
+        accepted = [sid for sid, _ in deliveries if sid not in full]
+        try:
+            await self.dispatcher.wake_many(accepted)
+        except SessionUnavailable:
+            log.warning(
+                "%d session(s) not reachable now; the sweeper will wake them", len(accepted)
+            )
+        return full
+
     async def sweep(self) -> int:
         """Wake every session whose inbox may hold items; return how many were woken."""
         sessions = await self.bus.sessions_with_inbox()
-        for session_id in sessions:
-            await self.dispatcher.wake(session_id)
+        await self.dispatcher.wake_many(sessions)
         return len(sessions)

@@ -64,6 +64,14 @@ class InProcessDispatcher:
         """Wake the session's in-process runtime."""
         await self.runtime(session_id).wake()
 
+    async def wake_many(self, session_ids: list[str]) -> None:
+        """Wake each session's in-process runtime."""
+        for session_id in session_ids:
+            await self.wake(session_id)
+
+    async def maintain(self) -> None:
+        """Nothing to maintain in one process."""
+
     async def interrupt(self, session_id: str) -> bool:
         """Interrupt the session's running reply, if it runs here."""
         runtime = self._runtimes.get(session_id)

@@ -27,7 +27,10 @@ key                                     type    holds
 {p}:session:{session_id}:run            hash    the reply in progress (id, cursor, items)
 {p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
-{p}:live                                zset    live session owners by last activity (LRU cap)
+{p}:live                                zset    live dedicated session actors by last activity (LRU)
+{p}:session-hosts                       hash    session host actor name -> node id (registry)
+{p}:session-host:{name}:sessions        set     sessions live on one host actor
+{p}:session-placement                   hash    session id -> host actor name (or `dedicated`)
 {p}:secret_key                          string  generated Fernet key (dev: TROUPE_SECRET_KEY unset)
 {p}:api_key:{key_id}                    string  ApiKey JSON (the SHA-256 of its secret, never it)
 {p}:api_keys                            zset    API key ids by creation time
@@ -148,6 +151,18 @@ class Keys:
     def live(self) -> str:
         """Live session owners by last activity."""
         return f"{self.prefix}:live"
+
+    def session_hosts(self) -> str:
+        """Hash: session host actor name -> the id of the node it is pinned to."""
+        return f"{self.prefix}:session-hosts"
+
+    def host_sessions(self, host: str) -> str:
+        """Set: the sessions live on one session host actor."""
+        return f"{self.prefix}:session-host:{host}:sessions"
+
+    def session_placement(self) -> str:
+        """Hash: session id -> the host actor running it (or `dedicated`)."""
+        return f"{self.prefix}:session-placement"
 
     def secret_key(self) -> str:
         """The generated key encrypting stored secrets when none is configured (dev only)."""

@@ -83,6 +83,11 @@ class AgentData(BaseModel):
         default="You're a helpful assistant.", description="The agent's base system prompt."
     )
     chat_config: AgentChatConfig = Field(default_factory=AgentChatConfig)
+    dedicated_process: bool = Field(
+        default=False,
+        description="Run each session of this agent in a process of its own (isolation) "
+        "instead of packing it onto a shared session host.",
+    )
 
 
 class AgentRecord(_Record):

@@ -51,24 +51,25 @@ class RuntimeSettings(BaseModel):
         default=10.0, gt=0, description="Seconds before a tool call moves to the background."
     )
     idle_ttl: float = Field(
-        default=300.0, gt=0, description="Seconds an idle session actor lives before hibernating."
+        default=300.0, gt=0, description="Seconds an idle session stays loaded in its host."
     )
     max_live_sessions: int = Field(
-        default=1_000, gt=0, description="Live session actors before the LRU one hibernates."
+        default=1_000,
+        gt=0,
+        description="Live dedicated session actors before the LRU one hibernates.",
     )
     sweep_interval: float = Field(
         default=5.0, gt=0, description="Seconds between sweeps for inboxes with unread items."
     )
-    session_hosts: int = Field(
-        default=0,
-        ge=0,
-        description="0: every session gets its own actor. N: sessions share N host actors "
-        "(far fewer processes for large teams).",
+    session_host_capacity: int = Field(
+        default=256,
+        gt=0,
+        description="Sessions one session host actor runs at most; more hosts start on demand.",
     )
     session_resources: dict[str, float] = Field(
         default_factory=dict,
-        description="Ray resources each session actor needs (e.g. {'troupe_agent': 0.01} "
-        "pins sessions to agent nodes).",
+        description="Ray resources that mark agent nodes (default: nodes offering "
+        "`troupe_agent`, else every non-sandbox node); dedicated session actors request them.",
     )
     sub_agent_templates: list[SubAgentTemplate] = Field(
         default_factory=list, description="Worker types leaders may create (AgentCreate)."
@@ -185,7 +186,6 @@ class RuntimeSettings(BaseModel):
             workspace_root=os.environ.get("TROUPE_WORKSPACE_ROOT", "./.troupe/workspaces"),
             workspace_backend=os.environ.get("TROUPE_WORKSPACE_BACKEND", "auto"),
             session_resources=json.loads(os.environ.get("TROUPE_SESSION_RESOURCES") or "{}"),
-            session_hosts=int(os.environ.get("TROUPE_SESSION_HOSTS") or 0),
         )
 
     @field_validator("workspace_root")

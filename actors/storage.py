@@ -422,6 +422,7 @@ class RedisStorage(RedisOwner):
             pipe.zrem(self.keys.user_index(user_id, "sessions"), session_id)
             pipe.srem(self.keys.inboxes(), session_id)
             pipe.zrem(self.keys.live(), session_id)
+            pipe.hdel(self.keys.session_placement(), session_id)
             await pipe.execute()
 
     async def update_session(self, record: SessionRecord) -> SessionRecord:

@@ -359,11 +359,18 @@ class TeamSay(TeamTool):
         else:
             recipients = {to: everyone[to]}
         sender = me.membership.member_name
-        for session_id in recipients.values():
-            await self.ctx.mailbox.deliver(session_id, team_message(sender, content))
+        full = await self.ctx.mailbox.deliver_many(
+            [(session_id, team_message(sender, content)) for session_id in recipients.values()]
+        )
         target = "broadcast" if to is None else f"member {to!r}"
-        names = ", ".join(sorted(recipients)) or "nobody"
-        yield tool_done(f"Delivered to {len(recipients)} recipient(s) ({target}): {names}.")
+        delivered = sorted(n for n, s in recipients.items() if s not in full)
+        names = ", ".join(delivered) or "nobody"
+        text = f"Delivered to {len(delivered)} recipient(s) ({target}): {names}."
+        if full:
+            missed = ", ".join(sorted(n for n, s in recipients.items() if s in full))
+            yield tool_failed(f"{text} Not delivered (their inbox is full): {missed}.")
+            return
+        yield tool_done(text)
 
 
 class TeamDelete(TeamTool):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 import psutil
 import ray
+import redis
 from _procs import serve_processes
 from ray import serve
 
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actors._ports import find_free_port
 from actors.embedded_redis import EmbeddedRedis
+from actors.keys import Keys
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.openai_server import OpenAIWireServer
@@ -44,33 +47,18 @@ class Stack:
         return {f"uvicorn:{p.pid}": p for p in [root, *root.children(recursive=True)]}
 
 
-def _wait_up(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer")
-
-
 @contextmanager
 def service_stack(
-    num_cpus: int = 2,
-    session_hosts: int = 0,
-    ingress: str = "serve",
-    workers: int = 1,
-    **overrides: Any,
+    num_cpus: int = 2, ingress: str = "serve", workers: int = 1, **overrides: Any
 ) -> Iterator[Stack]:
     """Redis + Ray + the API + an instant OpenAI-protocol model server, all on 127.0.0.1.
 
-    `session_hosts` > 0 puts sessions on that many shared host actors instead of one each.
-    `ingress` is "serve" (the Serve deployment) or "uvicorn" (`workers` uvicorn processes);
-    `overrides` are further `RuntimeSettings`.
+    Default settings: sessions are packed onto the pre-warmed session hosts; returns once the
+    API answers and the hosts are started (a warm cluster). `ingress` is "serve" (the Serve
+    deployment) or "uvicorn" (`workers` uvicorn processes); `overrides` are further
+    `RuntimeSettings`.
     """
-    with EmbeddedRedis(persistence=True) as redis, OpenAIWireServer() as model_server:
+    with EmbeddedRedis(persistence=True) as store, OpenAIWireServer() as model_server:
         ray.init(
             address="local",
             num_cpus=num_cpus,
@@ -80,10 +68,9 @@ def service_stack(
         )
         try:
             settings = RuntimeSettings(
-                redis_url=redis.url,
+                redis_url=store.url,
                 key_prefix=f"bench-{uuid.uuid4().hex[:6]}",
                 namespace="troupe-bench",
-                session_hosts=session_hosts,
                 **overrides,
             )
             port = find_free_port()
@@ -91,18 +78,35 @@ def service_stack(
             if ingress == "uvicorn":
                 server = deployment.run_uvicorn(settings, "127.0.0.1", port, workers)
                 try:
-                    _wait_up(f"{base_url}/health")
-                    yield Stack(base_url, settings, model_server, redis, server)
+                    wait_warm(base_url, settings)
+                    yield Stack(base_url, settings, model_server, store, server)
                 finally:
                     server.terminate()
                     server.wait()
             else:
                 deployment.deploy(settings, "127.0.0.1", port, access_log=False)
-                _wait_up(f"{base_url}/health")
-                yield Stack(base_url, settings, model_server, redis)
+                wait_warm(base_url, settings)
+                yield Stack(base_url, settings, model_server, store)
         finally:
             serve.shutdown()
             ray.shutdown()
+
+
+def wait_warm(base_url: str, settings: RuntimeSettings, within: float = 120.0) -> None:
+    """Wait until the API answers and a session host is registered (pre-warmed)."""
+    keys = Keys(settings.key_prefix)
+    client = redis.Redis.from_url(settings.redis_url)
+    deadline = time.monotonic() + within
+    try:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                healthy = httpx.get(f"{base_url}/health", timeout=5).status_code == 200
+                if healthy and client.hlen(keys.session_hosts()):
+                    return
+            time.sleep(0.2)
+    finally:
+        client.close()
+    raise TimeoutError(f"the stack was not warm within {within:.0f} s")
 
 
 def percentiles(samples_ms: list[float]) -> str:

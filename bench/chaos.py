@@ -4,7 +4,7 @@ N sessions x T turns against the full stack (Serve, Ray session actors, Redis) w
 server that answers in about a second; some turns start a background Bash probe. Mid-run one
 fault strikes:
 
-* ``actor``   — SIGKILL of the session actors (or shared hosts) replying at that moment;
+* ``actor``   — SIGKILL of the session hosts (or dedicated actors) replying at that moment;
 * ``replica`` — SIGKILL of the Serve replica(s);
 * ``redis``   — Redis stopped for ~2 s and restarted while replies run.
 
@@ -30,7 +30,6 @@ import ray
 from _harness import service_stack
 from ray._private import state as ray_state
 
-from actors._remote import host_actor_name, session_actor_name
 from actors.audit import audit_session
 from actors.bus import RedisMessageBus
 from actors.keys import Keys
@@ -38,6 +37,7 @@ from actors.redis_connect import connect
 from actors.storage import RedisStorage
 from tests.support.api import make_session, post_chat
 from tests.support.openai_server import ScriptedReply
+from tests.support.ray_actors import home_name
 
 USER = {"X-User-ID": "chaos"}
 PROBE = "probe"
@@ -111,12 +111,7 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def kill_actors(settings: Any, session_ids: list[str]) -> int:
-    names = {
-        host_actor_name(s, settings.session_hosts)
-        if settings.session_hosts
-        else session_actor_name(s)
-        for s in session_ids
-    }
+    names = {name for s in session_ids if (name := home_name(settings, s)) is not None}
     killed = 0
     for name in names:
         try:
@@ -151,8 +146,8 @@ async def running_sessions(api: httpx.AsyncClient, sessions: list[Session]) -> l
     return running
 
 
-async def run(fault: str, count: int, turns: int, hosts: int) -> None:
-    with service_stack(session_hosts=hosts, tool_timeout=1.0, sweep_interval=1.0) as stack:
+async def run(fault: str, count: int, turns: int) -> None:
+    with service_stack(tool_timeout=1.0, sweep_interval=1.0) as stack:
         stack.model_server.reply_func = answer
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as api:
             sessions = [
@@ -201,7 +196,7 @@ async def run(fault: str, count: int, turns: int, hosts: int) -> None:
         if s.session_id in faulted
     ]
     stuck = sum(s.stuck for s in sessions)
-    print(f"fault={fault} sessions={count} turns={turns} hosts={hosts} hit={hit}")
+    print(f"fault={fault} sessions={count} turns={turns} hit={hit}")
     print(f"  turns sent: {sum(len(s.sent) for s in sessions)}")
     print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
     print(f"  invariant violations (doctor): {violations}")
@@ -221,9 +216,8 @@ def main() -> None:
     parser.add_argument("--fault", choices=["actor", "replica", "redis"], default="actor")
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--turns", type=int, default=5)
-    parser.add_argument("--hosts", type=int, default=0, help="shared session hosts (0: own)")
     args = parser.parse_args()
-    asyncio.run(run(args.fault, args.sessions, args.turns, args.hosts))
+    asyncio.run(run(args.fault, args.sessions, args.turns))
 
 
 if __name__ == "__main__":

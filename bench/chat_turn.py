@@ -1,4 +1,4 @@
-"""POST /chat → REPLY_END latency over the full stack, and the RSS of one session actor.
+"""POST /chat → REPLY_END latency over the full stack, and the RSS of the session's host.
 
 Run: python bench/chat_turn.py [--turns 100]
 """
@@ -12,11 +12,10 @@ import time
 
 import httpx
 import psutil
-import ray
 from _harness import percentiles, service_stack
 
-from actors._remote import session_actor_name
 from tests.support.api import make_session
+from tests.support.ray_actors import home_pid
 
 USER = {"X-User-ID": "bench"}
 
@@ -45,13 +44,13 @@ async def run(turns: int) -> None:
                             break
                     if turn >= 5:  # the first turns pay for actor activation and warm-up
                         latencies.append((time.perf_counter() - start) * 1000)
-            actor = ray.get_actor(session_actor_name(session_id), namespace="troupe-bench")
-            rss = psutil.Process(ray.get(actor.pid.remote())).memory_info().rss / 2**20
+            pid = home_pid(stack.settings, session_id, namespace="troupe-bench")
+            rss = psutil.Process(pid).memory_info().rss / 2**20
     print(
         f"chat turn (POST /chat -> REPLY_END, {turns} turns, instant model): "
         f"{percentiles(latencies)}"
     )
-    print(f"session actor RSS after {turns + 5} turns: {rss:.1f} MiB")
+    print(f"session host RSS after {turns + 5} turns: {rss:.1f} MiB")
 
 
 def main() -> None:

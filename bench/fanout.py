@@ -88,7 +88,7 @@ def report(name: str, result: dict[str, object], cpu_ms: float, expected: int) -
 
 
 def troupe(args: argparse.Namespace) -> None:
-    with service_stack(ingress=args.ingress, session_hosts=1) as stack:
+    with service_stack(ingress=args.ingress) as stack:
         settings = stack.settings
 
         async def setup() -> tuple[str, str]:

@@ -32,7 +32,7 @@ class Echo:
 
 
 async def run(args: argparse.Namespace) -> None:
-    with service_stack(ingress=args.ingress, session_hosts=1) as stack:
+    with service_stack(ingress=args.ingress) as stack:
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=60, headers=USER) as api:
             agent_id, session_id = await make_session(api, stack.model_server.base_url, USER)
             message = {"name": "u", "role": "user", "content": "hi"}

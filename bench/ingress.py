@@ -132,7 +132,7 @@ def profile(
 
 
 def troupe(args: argparse.Namespace) -> tuple[float, float, dict[str, float], int]:
-    with service_stack(ingress=args.ingress, session_hosts=2, workers=args.workers) as stack:
+    with service_stack(ingress=args.ingress, workers=args.workers) as stack:
         ids = asyncio.run(sessions(stack.base_url, stack.model_server.base_url, args.clients))
         message = {"name": "u", "role": "user", "content": "hi"}
         bodies: list[dict[str, object]] = [

@@ -12,8 +12,9 @@ model (tests/support/openai_server.py) that plays the leader and every worker:
    reply's REPLY_END on the leader's SSE stream);
 5. then "dissolve the team" → TeamDelete, timed separately.
 
-Troupe runs its full stack (bench/_harness.py: embedded Redis, local Ray with 2 CPUs, the
-Serve API): every session is a Ray actor process. AgentScope runs its Agent Service app
+Troupe runs its full stack with default settings (bench/_harness.py: embedded Redis, local
+Ray with 2 CPUs, the Serve API, pre-warmed session hosts): sessions are packed onto session
+host actors, more of which start on demand. AgentScope runs its Agent Service app
 (`agentscope.app.create_app`, RedisStorage + RedisMessageBus on a separate embedded
 redis-server, local workspaces) under uvicorn on 127.0.0.1 in this process, where all its
 agents run. The model server runs in a separate process for both (it stands for the provider),
@@ -23,6 +24,8 @@ Peak memory is the largest sum of RSS over this process and all its descendants,
 0.25 s, the model-server process excluded: for Troupe the driver, Redis, Ray's system
 processes and every Ray worker (session actors, Serve); for AgentScope this process and its
 Redis. A PSS sum (shared pages split between processes) is taken once, after the last report.
+Memory per extra worker is (peak RSS sum - the RSS sum just before the chat) / N: what the
+team costs on top of a warm, idle deployment.
 The two runs share this process, Troupe's first, so AgentScope's run starts with the
 driver's leftovers from Troupe's (its baseline is printed).
 
@@ -36,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import multiprocessing
 import os
@@ -75,8 +79,23 @@ def _text(message: dict[str, Any]) -> str:
     return content or ""
 
 
-def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedReply:
-    """Plays the leader and the workers, deciding from the whole conversation it is sent."""
+@dataclass
+class LeaderMemory:
+    """What the scripted leader has seen over all its requests.
+
+    With many workers the leader's context outgrows the model's window and is compressed, so
+    one request no longer shows every AgentCreate call and report: count them across requests.
+    """
+
+    created: set[str] = field(default_factory=set)
+    reported: set[str] = field(default_factory=set)
+
+
+def scripted_team(
+    body: dict[str, Any], workers: int, batch: int, memory: LeaderMemory | None = None
+) -> ScriptedReply:
+    """Plays the leader and the workers, deciding from the conversation it is sent."""
+    memory = memory or LeaderMemory()
     messages = body["messages"]
     tools = {t["function"]["name"] for t in body.get("tools") or []}
     if tools == {"generate_structured_output"}:  # a service asking for a session title
@@ -103,7 +122,14 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
         return ScriptedReply(
             tool_calls=[("tc", "TeamCreate", {"name": "crew", "description": "bench workers"})]
         )
-    created = calls.count("AgentCreate")
+    memory.created |= {
+        json.loads(call["function"]["arguments"])["name"]
+        for m in messages
+        if m["role"] == "assistant"
+        for call in m.get("tool_calls") or []
+        if call["function"]["name"] == "AgentCreate"
+    }
+    created = len(memory.created)
     if created < workers:
         names = [f"w{i}" for i in range(created + 1, min(created + batch, workers) + 1)]
         return ScriptedReply(
@@ -117,7 +143,8 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
                 for w in names
             ],
         )
-    reported = {name for t in user_texts for name in REPORT.findall(t)}
+    memory.reported |= {name for t in user_texts for name in REPORT.findall(t)}
+    reported = memory.reported
     if len(reported) == workers:
         return ScriptedReply(text=f"All {workers} workers reported.")
     return ScriptedReply(text=f"{len(reported)} so far.")
@@ -126,7 +153,7 @@ def scripted_team(body: dict[str, Any], workers: int, batch: int) -> ScriptedRep
 def _serve_model(
     workers: int, batch: int, conn: Any, stop: Any
 ) -> None:  # pragma: no cover - runs in the model-server process
-    reply = partial(scripted_team, workers=workers, batch=batch)
+    reply = partial(scripted_team, workers=workers, batch=batch, memory=LeaderMemory())
     with OpenAIWireServer(reply_func=reply) as server:
         conn.send(server.base_url)
         stop.wait(3600)
@@ -257,6 +284,7 @@ class Result:
     peak: Sample
     pss: tuple[int, int]
     baseline: int
+    idle: int
     reconnects: int
     agent_create: list[float]
 
@@ -384,16 +412,15 @@ async def wait_event(event: asyncio.Event, within: float, what: str) -> None:
 # --- Troupe ---------------------------------------------------------------------------------------
 
 
-async def run_troupe(workers: int, batch: int, within: float, session_hosts: int = 0) -> Result:
-    """The scenario on Troupe's full stack (sessions on `session_hosts` shared actors if > 0)."""
-    placement = f"{session_hosts} shared session hosts" if session_hosts else "an actor per session"
+async def run_troupe(workers: int, batch: int, within: float) -> Result:
+    """The scenario on Troupe's full stack, default settings."""
     print(
-        f"Troupe: starting Redis, Ray (2 CPUs), Serve, {placement}; {workers} workers to come",
+        f"Troupe: starting Redis, Ray (2 CPUs), Serve, session hosts; {workers} workers to come",
         flush=True,
     )
     with model_process(workers, batch) as (model_url, model_pid):
         memory = TreeMemory(exclude=_other_children(model_pid))
-        with service_stack(num_cpus=2, session_hosts=session_hosts) as stack:
+        with service_stack(num_cpus=2) as stack:
             baseline = psutil.Process().memory_info().rss
             memory.start()
             try:
@@ -404,6 +431,7 @@ async def run_troupe(workers: int, batch: int, within: float, session_hosts: int
                     start = time.perf_counter()
                     watch = LeaderWatch("troupe", workers, memory, start)
                     path = f"/sessions/{leader}/stream"
+                    idle = memory.sample().total
                     async with watching(api, path, USER, {"after": "0"}, watch, "after"):
                         start = watch.start = time.perf_counter()
                         response = await post_chat(api, agent_id, leader, "assemble a crew")
@@ -427,6 +455,7 @@ async def run_troupe(workers: int, batch: int, within: float, session_hosts: int
         memory.peak,
         pss,
         baseline,
+        idle,
         watch.reconnects,
         watch.agent_create,
     )
@@ -468,6 +497,7 @@ async def run_agentscope(workers: int, batch: int, within: float) -> Result:
                     )
                     watch = LeaderWatch("agentscope", workers, memory, time.perf_counter())
                     path = f"/sessions/{leader}/stream"
+                    idle = memory.sample().total
                     async with watching(api, path, headers, {"agent_id": agent_id}, watch):
                         start = watch.start = time.perf_counter()
                         await agentscope_chat(api, headers, agent_id, leader, "assemble a crew")
@@ -488,6 +518,7 @@ async def run_agentscope(workers: int, batch: int, within: float) -> Result:
         memory.peak,
         pss,
         baseline,
+        idle,
         watch.reconnects,
         watch.agent_create,
     )
@@ -514,7 +545,12 @@ async def agentscope_chat(
 # --- report -------------------------------------------------------------------------------------
 
 
-def describe(result: Result) -> list[str]:
+def per_worker(result: Result, workers: int) -> float:
+    """Memory per extra worker: (peak RSS sum - RSS sum before the chat) / N, in bytes."""
+    return (result.peak.total - result.idle) / workers
+
+
+def describe(result: Result, workers: int) -> list[str]:
     """The lines printed for one framework."""
     peak = result.peak
     kinds = ", ".join(
@@ -530,7 +566,10 @@ def describe(result: Result) -> list[str]:
         f"  AgentCreate as the leader streams it: {len(result.agent_create)} calls, "
         f"{sum(creates):.1f} s in all, median {statistics.median(creates):.2f} s, "
         f"max {creates[-1]:.2f} s",
+        f"  time per worker: {result.wall / workers * 1000:.1f} ms",
         f"  peak memory, RSS sum: {mib(peak.total)} over {peak.count} processes [{kinds}]",
+        f"  memory per extra worker: {per_worker(result, workers) / 2**20:.2f} MiB "
+        f"(peak {mib(peak.total)} - {mib(result.idle)} before the chat, / {workers})",
         f"  PSS sum after the last report: {mib(pss)} over {pss_count} processes",
         f"  TeamDelete (chat -> 'Team dissolved.'): {result.dissolve:.2f} s; "
         f"driver RSS at start {mib(result.baseline)}; leader stream reconnects: "
@@ -538,13 +577,11 @@ def describe(result: Result) -> list[str]:
     ]
 
 
-async def main_async(
-    workers: int, batch: int, only: str | None, within: float, session_hosts: int = 0
-) -> None:
+async def main_async(workers: int, batch: int, only: str | None, within: float) -> None:
     """Run the selected frameworks and print their figures."""
     results: list[Result] = []
     if only in (None, "troupe"):
-        results.append(await run_troupe(workers, batch, within, session_hosts))
+        results.append(await run_troupe(workers, batch, within))
         gc.collect()
     if only in (None, "agentscope"):
         results.append(await run_agentscope(workers, batch, within))
@@ -554,13 +591,14 @@ async def main_async(
         f"OpenAI-protocol model in its own process"
     )
     for result in results:
-        print("\n".join(describe(result)))
+        print("\n".join(describe(result, workers)))
     if len(results) == 2:
         troupe, scope = results
         print(
             f"ratio Troupe/AgentScope: wall {troupe.wall / scope.wall:.2f}, "
             f"peak RSS {troupe.peak.total / scope.peak.total:.2f}, "
-            f"PSS {troupe.pss[0] / scope.pss[0]:.2f}"
+            f"PSS {troupe.pss[0] / scope.pss[0]:.2f}, "
+            f"per extra worker {per_worker(troupe, workers) / per_worker(scope, workers):.2f}"
         )
 
 
@@ -570,16 +608,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="AgentCreate calls per leader step")
     parser.add_argument("--only", choices=["troupe", "agentscope"])
     parser.add_argument("--timeout", type=float, default=900, help="seconds for the final answer")
-    parser.add_argument(
-        "--session-hosts", type=int, default=0, help="Troupe: N shared session host actors"
-    )
     args = parser.parse_args()
     # Troupe's local workspaces default to ./.troupe: keep them out of the working tree.
     with tempfile.TemporaryDirectory(prefix="team-bench-") as cwd:
         os.chdir(cwd)
-        asyncio.run(
-            main_async(args.workers, args.batch, args.only, args.timeout, args.session_hosts)
-        )
+        asyncio.run(main_async(args.workers, args.batch, args.only, args.timeout))
 
 
 if __name__ == "__main__":

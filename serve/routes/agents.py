@@ -22,8 +22,9 @@ from serve.schemas import (
 
 router = APIRouter(prefix="/agent", tags=["agent"])
 
-# The compression model's structured-output spec: internal, not something a form should edit.
-_INTERNAL_FIELDS = {"summary_schema"}
+# The compression model's structured-output spec, and the process placement of an agent's
+# sessions (a deployment choice made through the runtime): not something the form edits.
+_INTERNAL_FIELDS = {"summary_schema", "dedicated_process"}
 
 
 @router.post("/", status_code=201)

@@ -1,4 +1,4 @@
-"""Faults: a session actor killed mid-reply, Redis restarted under load, hibernation, control."""
+"""Faults: a session's process killed mid-reply, Redis restarted under load, idling, control."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 import ray
 from ray import serve
 
-from actors._remote import session_actor_name
 from actors.embedded_redis import EmbeddedRedis
+from actors.session_hosts import session_actor_name
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import (
     USER,
@@ -25,7 +25,13 @@ from tests.support.api import (
     wait_for_status,
 )
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.ray_actors import session_actor_alive, wait_until_gone
+from tests.support.ray_actors import (
+    dedicate_agent,
+    home_pid,
+    session_actor_alive,
+    wait_until_gone,
+    wait_until_unplaced,
+)
 from tests.support.sse import Frame, is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -58,22 +64,26 @@ async def api(service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def actor_pid(session_id: str) -> int:
-    actor = ray.get_actor(session_actor_name(session_id), namespace="troupe-test")
-    return int(ray.get(actor.pid.remote()))
-
-
 async def messages(api: httpx.AsyncClient, session_id: str) -> list[dict[str, object]]:
     page = await api.get(f"/sessions/{session_id}/messages?limit=200", headers=USER)
     assert page.status_code == 200, page.text
     return list(page.json()["messages"])
 
 
-@pytest.mark.parametrize("when", ["during-model-call", "between-steps"])
+@pytest.mark.parametrize(
+    ("when", "dedicated"),
+    [("during-model-call", False), ("between-steps", False), ("during-model-call", True)],
+)
 async def test_killed_actor_resumes_the_reply_and_loses_nothing(
-    api: httpx.AsyncClient, model: OpenAIWireServer, when: str
+    api: httpx.AsyncClient,
+    model: OpenAIWireServer,
+    service: LiveService,
+    when: str,
+    dedicated: bool,
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
+    if dedicated:
+        dedicate_agent(service.settings, agent_id)
     if when == "during-model-call":
         model.push(ScriptedReply(text="never finished", delay=30))
     else:
@@ -91,7 +101,7 @@ async def test_killed_actor_resumes_the_reply_and_loses_nothing(
     await asyncio.to_thread(model.wait_for_requests, len(model.requests) + expected_requests, 30)
     await wait_for_status(api, session_id, "running")
     model.push(ScriptedReply(text="Done after all."))
-    os.kill(actor_pid(session_id), signal.SIGKILL)
+    os.kill(home_pid(service.settings, session_id), signal.SIGKILL)
 
     # The restarted actor continues the same reply on the same stream.
     frames = await asyncio.wait_for(stream, 60)
@@ -121,21 +131,41 @@ async def test_killed_actor_resumes_the_reply_and_loses_nothing(
 
 
 async def test_hibernated_session_reactivates_with_its_conversation(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
+    dedicate_agent(service.settings, agent_id)
     model.push(ScriptedReply(text="first answer"))
     await chat_and_collect(api, agent_id, session_id, "remember the word kiwi")
-    first_pid = actor_pid(session_id)
+    first_pid = home_pid(service.settings, session_id)
 
     assert await wait_until_gone(session_id)  # idle_ttl is 2 s; checked every 0.5 s
 
     model.push(ScriptedReply(text="kiwi"))
     (frames,) = await chat_and_collect(api, agent_id, session_id, "what was the word?")
     assert frames[-1].data["finished_reason"] == "completed"
-    assert actor_pid(session_id) != first_pid
+    assert home_pid(service.settings, session_id) != first_pid
     sent = model.requests[-1].body["messages"]
     assert any("kiwi" in str(m.get("content")) for m in sent if m["role"] == "user")
+
+
+async def test_an_idle_session_leaves_its_host_and_comes_back_with_its_conversation(
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url)
+    model.push(ScriptedReply(text="first answer"))
+    await chat_and_collect(api, agent_id, session_id, "remember the word plum")
+    host_pid = home_pid(service.settings, session_id)
+
+    # idle_ttl is 2 s: the host closes the session and gives up its placement, staying up.
+    assert await wait_until_unplaced(service.settings, session_id)
+
+    model.push(ScriptedReply(text="plum"))
+    (frames,) = await chat_and_collect(api, agent_id, session_id, "what was the word?")
+    assert frames[-1].data["finished_reason"] == "completed"
+    assert home_pid(service.settings, session_id) == host_pid  # the only host, still warm
+    sent = model.requests[-1].body["messages"]
+    assert any("plum" in str(m.get("content")) for m in sent if m["role"] == "user")
 
 
 async def test_interrupt_and_patch_while_running(
@@ -174,9 +204,10 @@ async def test_interrupt_and_patch_while_running(
 
 
 async def test_delete_cascades_and_stops_the_actor(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
+    dedicate_agent(service.settings, agent_id)
     model.push(ScriptedReply(text="hi"))
     await chat_and_collect(api, agent_id, session_id, "hello")
     assert (await api.delete(f"/sessions/{session_id}", headers=USER)).status_code == 204
@@ -261,9 +292,11 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
 
 
 async def test_live_actor_cap_hibernates_the_least_recently_used(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     sessions = [await make_session(api, model.base_url) for _ in range(4)]
+    for agent_id, _ in sessions:
+        dedicate_agent(service.settings, agent_id)
     for agent_id, session_id in sessions:
         model.push(ScriptedReply(text="hi"))
         await chat_and_collect(api, agent_id, session_id, "hello")

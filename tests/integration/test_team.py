@@ -14,13 +14,12 @@ import pytest
 import ray
 from ray import serve
 
-from actors._remote import host_actor_name, session_actor_name
 from actors.embedded_redis import EmbeddedRedis
 from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.ray_actors import session_actor_alive
+from tests.support.ray_actors import dedicate_agent, home_actor, session_actor_alive
 from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -99,13 +98,10 @@ def model() -> Iterator[OpenAIWireServer]:
         yield server
 
 
-@pytest.fixture(scope="module", params=["own-actor", "shared-hosts"])
-def service(
-    request: pytest.FixtureRequest, ray_local: None, redis_server: EmbeddedRedis
-) -> Iterator[LiveService]:
-    """The API with one actor per session, then with sessions on three shared host actors."""
-    hosts = 0 if request.param == "own-actor" else 3
-    yield deploy_service(redis_server.url, session_hosts=hosts)
+@pytest.fixture(scope="module")
+def service(ray_local: None, redis_server: EmbeddedRedis) -> Iterator[LiveService]:
+    """The API with default settings (sessions packed onto session hosts)."""
+    yield deploy_service(redis_server.url)
     serve.shutdown()
 
 
@@ -116,17 +112,19 @@ async def api(service: LiveService) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def actor_of(session_id: str, service: LiveService) -> Any:
-    hosts = service.settings.session_hosts
-    name = host_actor_name(session_id, hosts) if hosts else session_actor_name(session_id)
-    return ray.get_actor(name, namespace="troupe-test")
+    return home_actor(service.settings, session_id)
 
 
+@pytest.mark.parametrize("placement", ["shared-hosts", "dedicated"])
 async def test_leader_spawns_five_workers_that_report_back(
-    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService, placement: str
 ) -> None:
     agent_id, leader = await make_session(
         api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT
     )
+    dedicated = placement == "dedicated"
+    if dedicated:  # the agent asks for isolation: its sessions (workers too) get own actors
+        dedicate_agent(service.settings, agent_id)
     final = asyncio.create_task(
         read_frames(
             api,
@@ -155,10 +153,10 @@ async def test_leader_spawns_five_workers_that_report_back(
         history = (await api.get(f"/sessions/{worker['id']}/messages", headers=USER)).json()
         assert history["messages"][-1]["content"][-1]["text"] == "reported"
     hosts = {ray.get(actor_of(w["id"], service).pid.remote()) for w in workers}
-    if service.settings.session_hosts:
-        assert len(hosts) <= 3  # the workers share the three host actors
-    else:
+    if dedicated:
         assert len(hosts) == 5  # an actor of its own each
+    else:
+        assert len(hosts) == 1  # the workers share the warm host of the only node
 
     await wait_for_status(api, leader, "idle")
     done = asyncio.create_task(
@@ -172,8 +170,7 @@ async def test_leader_spawns_five_workers_that_report_back(
     for worker in workers:
         status = await api.get(f"/sessions/{worker['id']}/status", headers=USER)
         assert status.status_code == 404
-        if not service.settings.session_hosts:
-            assert not session_actor_alive(worker["id"])
+        assert not session_actor_alive(worker["id"])
     leader_record = next(
         view["session"]
         for view in (await api.get("/sessions/", headers=USER)).json()["sessions"]

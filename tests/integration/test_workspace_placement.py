@@ -23,13 +23,14 @@ from ray import serve
 from ray.cluster_utils import Cluster
 
 from actors._ports import find_free_port
-from actors._remote import host_actor_name, session_actor_name, workspace_actor_name
+from actors._remote import workspace_actor_name
 from actors.embedded_redis import EmbeddedRedis
 from actors.keys import Keys
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.api import USER, chat_and_collect, make_session, tool_results
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
+from tests.support.ray_actors import home_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis, pytest.mark.slow]
 
@@ -140,14 +141,10 @@ def processes_matching(text: str) -> list[int]:
     return found
 
 
-def session_actor(session_id: str) -> str:
-    for name in (session_actor_name(session_id), host_actor_name(session_id, 1)):
-        try:
-            ray.get_actor(name, namespace=NAMESPACE)
-        except ValueError:
-            continue
-        return name
-    raise AssertionError(f"no actor hosts session {session_id}")
+def session_actor(settings: RuntimeSettings, session_id: str) -> str:
+    name = home_name(settings, session_id)
+    assert name is not None, f"no actor hosts session {session_id}"
+    return name
 
 
 async def wait_until(condition: object, within: float = 30.0) -> None:
@@ -171,7 +168,7 @@ async def test_tools_run_on_a_sandbox_node_and_sessions_on_the_agent_node(
 
     [node] = placement(service[1]).values()
     workspace_node, workspace_pid = actor_node_and_pid(workspace_actor_name(node))
-    session_node, session_pid = actor_node_and_pid(session_actor(session_id))
+    session_node, session_pid = actor_node_and_pid(session_actor(service[1], session_id))
     assert workspace_node == node
     assert node in roles.sandboxes
     assert session_node == roles.agent
@@ -235,7 +232,7 @@ async def test_losing_a_sandbox_node_recreates_its_workspaces_on_another(
 
 
 async def test_a_background_call_outlives_its_session_actor(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: tuple[str, RuntimeSettings]
 ) -> None:
     agent_id, session_id = await bypass_session(api, model)
     model.push(
@@ -245,7 +242,7 @@ async def test_a_background_call_outlives_its_session_actor(
     )
     frames = (await chat_and_collect(api, agent_id, session_id, "go"))[0]
     assert "running in background" in tool_results(frames)[0]
-    _, pid = actor_node_and_pid(session_actor(session_id))
+    _, pid = actor_node_and_pid(session_actor(service[1], session_id))
     os.kill(pid, signal.SIGKILL)
 
     requests = await asyncio.to_thread(model.wait_for_requests, 3, 60.0)

@@ -44,6 +44,12 @@ class RecordingDispatcher:
     async def wake(self, session_id: str) -> None:
         self.woken.append(session_id)
 
+    async def wake_many(self, session_ids: list[str]) -> None:
+        self.woken.extend(session_ids)
+
+    async def maintain(self) -> None:
+        return None
+
     async def interrupt(self, session_id: str) -> bool:
         return False
 

@@ -58,6 +58,12 @@ class RecordingDispatcher:
     async def wake(self, session_id: str) -> None:
         self.woken.append(session_id)
 
+    async def wake_many(self, session_ids: list[str]) -> None:
+        self.woken.extend(session_ids)
+
+    async def maintain(self) -> None:
+        return None
+
     async def interrupt(self, session_id: str) -> bool:
         return False
 
@@ -267,6 +273,24 @@ async def test_a_workers_team_say_without_to_reaches_the_leader_and_the_others(
     ]
     assert len(await env.hints(w2)) == before[w2] + 1
     assert len(await env.hints(w1)) == before[w1]
+
+
+async def test_a_broadcast_is_one_batch_and_names_the_members_it_missed(env: Env) -> None:
+    leader, w1, w2 = await team_of_two(env)
+    for index in range(env.bus.inbox_maxlen - len(await env.bus.pending(w2))):
+        await env.bus.put(w2, HintItem(hint=f"filler {index}"))
+    dispatcher = env.mailbox.dispatcher
+    assert isinstance(dispatcher, RecordingDispatcher)
+    dispatcher.woken.clear()
+
+    said = await env.call(leader, "TeamSay", content="all hands")
+
+    assert not said.ok
+    assert said.text == (
+        "Delivered to 1 recipient(s) (broadcast): w1. Not delivered (their inbox is full): w2."
+    )
+    assert (await env.hints(w1))[-1] == '<team-message from="Lead">\nall hands\n</team-message>'
+    assert dispatcher.woken == [w1]
 
 
 async def test_team_say_to_one_member_to_oneself_or_to_nobody(env: Env) -> None:
