@@ -65,10 +65,7 @@ class ModelHTTPError(ModelError):
         self.url = url
 
     def __str__(self) -> str:
-        where = " ".join(
-            part for part in (self.provider, f"POST {self.url}" if self.url else "") if part
-        )
-        where = f" ({where})" if where else ""
+        where = _where(self.provider, self.url)
         return f"model {self.model!r}{where} returned HTTP {self.status}: {self.body[:500]}"
 
 
@@ -93,7 +90,26 @@ class ModelServerError(ModelHTTPError):
 
 
 class ModelConnectionError(ModelError):
-    """The provider could not be reached, or the connection broke mid-stream."""
+    """The provider could not be reached, or the connection broke mid-stream.
+
+    Attributes:
+        detail: What went wrong (e.g. `ConnectError: All connection attempts failed`).
+        model: The model name, when known.
+        provider: Which provider was called (the chat model's `type`), when known.
+        url: The URL that was called, when known.
+    """
+
+    def __init__(self, detail: str, model: str = "", provider: str = "", url: str = "") -> None:
+        super().__init__(detail, model, provider, url)
+        self.detail = detail
+        self.model = model
+        self.provider = provider
+        self.url = url
+
+    def __str__(self) -> str:
+        if not self.model:
+            return f"{self.detail}{_where(self.provider, self.url)}"
+        return f"model {self.model!r}{_where(self.provider, self.url)}: {self.detail}"
 
 
 class ModelTimeoutError(ModelConnectionError):
@@ -147,3 +163,9 @@ class FoldError(AgentCoreError, ValueError):
     Raised for a base64 chunk that does not decode, a base64 chunk for a data block that holds
     a URL, or a URL that is not one.
     """
+
+
+def _where(provider: str, url: str) -> str:
+    """` (provider POST url)`, naming what is known of the call; empty when nothing is."""
+    where = " ".join(part for part in (provider, f"POST {url}" if url else "") if part)
+    return f" ({where})" if where else ""

@@ -32,6 +32,7 @@ from agent_core.model._response import ChatResponse, ChatUsage, ResponseBlock
 from agent_core.model._transport import (
     DONE,
     HTTPTransport,
+    Target,
     aiter_ndjson,
     aiter_sse_json,
     malformed,
@@ -214,13 +215,12 @@ class HTTPChatModel(ChatModelBase):
         """POST one request; its error status is raised here, before any delta."""
         body = await self._body(model_name, messages, tools, tool_choice, kwargs)
         started = time.monotonic()
-        response = await self.transport.post(
-            self._path(model_name), body, model=model_name, headers=self._request_headers()
-        )
+        target = self.transport.target(self._path(model_name), model_name)
+        response = await self.transport.post(target, body, headers=self._request_headers())
         decoder = self._decoder()
         if self.stream:
-            return self._deltas(response, decoder, model_name, started)
-        payload = await read_json(response, model_name)
+            return self._deltas(response, decoder, target, started)
+        payload = await read_json(response, target)
         content = self._decoded(model_name, decoder.whole, payload)
         content += self._decoded(model_name, lambda _: decoder.flush(), None)
         result = ChatResponse(content=content, is_last=True, usage=self._usage(decoder, started))
@@ -228,15 +228,16 @@ class HTTPChatModel(ChatModelBase):
             result.id = decoder.response_id
         return result
 
-    def _payloads(self, response: httpx.Response, model_name: str) -> AsyncGenerator[Any, None]:
+    def _payloads(self, response: httpx.Response, target: Target) -> AsyncGenerator[Any, None]:
         if self.framing == "ndjson":
-            return aiter_ndjson(response, model_name)
-        return aiter_sse_json(response, model_name)
+            return aiter_ndjson(response, target)
+        return aiter_sse_json(response, target)
 
     async def _deltas(
-        self, response: httpx.Response, decoder: ResponseDecoder, model_name: str, started: float
+        self, response: httpx.Response, decoder: ResponseDecoder, target: Target, started: float
     ) -> AsyncGenerator[ChatResponse, None]:
-        async with aclosing(self._payloads(response, model_name)) as payloads:
+        model_name = target.model
+        async with aclosing(self._payloads(response, target)) as payloads:
             async for payload in payloads:
                 if payload is DONE:
                     decoder.complete = True
@@ -247,7 +248,7 @@ class HTTPChatModel(ChatModelBase):
                 if decoder.complete and self.framing == "ndjson":
                     break
         if not decoder.complete:
-            raise stream_interrupted(model_name, f"the stream ended before {decoder.ending}")
+            raise stream_interrupted(target, f"the stream ended before {decoder.ending}")
         blocks = self._decoded(model_name, lambda _: decoder.flush(), None)
         yield self._delta(decoder, blocks, self._usage(decoder, started))
 

@@ -4,7 +4,8 @@
 httpx client and timeout). It sends a request and raises the provider's error status as a typed
 `ModelHTTPError` before any answer is read; network failures become `ModelConnectionError`s.
 `aiter_sse_json` / `aiter_ndjson` turn a streamed body into JSON payloads, and `read_json` reads
-a whole one, mapping decoding and network failures the same way.
+a whole one, mapping decoding and network failures the same way. Every network error names its
+`Target`: the model, the provider and the URL.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, NoReturn
@@ -54,6 +56,21 @@ DONE = _Done()
 """What `aiter_sse_json` yields for the stream's end marker (`data: [DONE]`)."""
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where one call goes, as its errors name it.
+
+    Attributes:
+        model: The model asked.
+        provider: The provider's name (e.g. `anthropic_chat`).
+        url: The URL posted to (without query parameters, which may hold a key).
+    """
+
+    model: str
+    provider: str = ""
+    url: str = ""
+
+
 def http_error(
     status: int,
     model: str,
@@ -88,14 +105,15 @@ def http_error(
     return cls(status, model, body, retry_after=retry_after, provider=provider, url=url)
 
 
-def connection_error(model: str, exc: httpx.TransportError) -> ModelConnectionError:
+def connection_error(target: Target, exc: httpx.TransportError) -> ModelConnectionError:
     """Return the typed error for a network failure while talking to the provider."""
-    detail = f"{model}: {type(exc).__name__}: {str(exc) or 'connection failed'}"
+    detail = f"{type(exc).__name__}: {str(exc) or 'connection failed'}"
+    cls = ModelConnectionError
     if isinstance(exc, httpx.TimeoutException):
-        return ModelTimeoutError(detail)
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return ModelStreamInterruptedError(detail)
-    return ModelConnectionError(detail)
+        cls = ModelTimeoutError
+    elif isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        cls = ModelStreamInterruptedError
+    return cls(detail, target.model, target.provider, target.url)
 
 
 def _duration(value: str) -> float | None:
@@ -197,16 +215,19 @@ class HTTPTransport:
         if self._owns_client:
             await self.client.aclose()
 
+    def target(self, path: str, model: str) -> Target:
+        """The `Target` of a call of `model` at `path`."""
+        return Target(model, self.provider, self.base_url + path)
+
     async def post(
         self,
-        path: str,
+        target: Target,
         body: Mapping[str, Any],
         *,
-        model: str,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        """POST `body` as JSON to `base_url + path` and return the open (unread) answer.
+        """POST `body` as JSON to `target.url` and return the open (unread) answer.
 
         The caller reads the answer (`aiter_sse_json`, `aiter_ndjson`, `read_json`), which
         closes it.
@@ -217,7 +238,7 @@ class HTTPTransport:
         """
         request = self.client.build_request(
             "POST",
-            self.base_url + path,
+            target.url,
             json=body,
             params=params,
             headers={**self.headers, **(headers or {})},
@@ -226,26 +247,26 @@ class HTTPTransport:
         try:
             response = await self.client.send(request, stream=True)
         except httpx.TransportError as exc:
-            raise connection_error(model, exc) from exc
+            raise connection_error(target, exc) from exc
         if response.is_success:
             return response
         try:
             await response.aread()
         except httpx.TransportError as exc:
-            raise connection_error(model, exc) from exc
+            raise connection_error(target, exc) from exc
         finally:
             await response.aclose()
         raise http_error(
             response.status_code,
-            model,
+            target.model,
             response.text,
             response.headers,
-            provider=self.provider,
-            url=self.base_url + path,
+            provider=target.provider,
+            url=target.url,
         )
 
 
-async def read_json(response: httpx.Response, model: str) -> Any:
+async def read_json(response: httpx.Response, target: Target) -> Any:
     """Read a whole (non-streamed) answer as JSON and close it.
 
     Raises:
@@ -255,16 +276,16 @@ async def read_json(response: httpx.Response, model: str) -> Any:
     try:
         await response.aread()
     except httpx.DecodingError as exc:
-        malformed(model, f"undecodable body: {exc}", exc)
+        malformed(target.model, f"undecodable body: {exc}", exc)
     except httpx.TransportError as exc:
-        raise connection_error(model, exc) from exc
+        raise connection_error(target, exc) from exc
     finally:
         await response.aclose()
-    return parse_json(model, response.text)
+    return parse_json(target.model, response.text)
 
 
 async def aiter_sse_json(
-    response: httpx.Response, model: str, done: str = "[DONE]"
+    response: httpx.Response, target: Target, done: str = "[DONE]"
 ) -> AsyncGenerator[Any, None]:
     """Yield each SSE event's data parsed as JSON, until the stream or a `done` event ends.
 
@@ -283,17 +304,17 @@ async def aiter_sse_json(
                     yield DONE
                     return
                 if data.strip():
-                    yield parse_json(model, data)
+                    yield parse_json(target.model, data)
         for data in decoder.close():
             if data.strip() == done:
                 yield DONE
                 return
             if data.strip():
-                yield parse_json(model, data)
+                yield parse_json(target.model, data)
     except httpx.DecodingError as exc:
-        malformed(model, f"undecodable body: {exc}", exc)
+        malformed(target.model, f"undecodable body: {exc}", exc)
     except httpx.TransportError as exc:
-        raise connection_error(model, exc) from exc
+        raise connection_error(target, exc) from exc
     finally:
         await response.aclose()
 
@@ -316,7 +337,7 @@ class NDJSONDecoder:
         return [rest] if rest.strip() else []
 
 
-async def aiter_ndjson(response: httpx.Response, model: str) -> AsyncGenerator[Any, None]:
+async def aiter_ndjson(response: httpx.Response, target: Target) -> AsyncGenerator[Any, None]:
     """Yield each line of a newline-delimited JSON stream, parsed. Closes the answer at the end.
 
     Raises:
@@ -327,17 +348,17 @@ async def aiter_ndjson(response: httpx.Response, model: str) -> AsyncGenerator[A
     try:
         async for chunk in response.aiter_bytes():
             for line in decoder.feed(chunk):
-                yield parse_json(model, line)
+                yield parse_json(target.model, line)
         for line in decoder.close():
-            yield parse_json(model, line)
+            yield parse_json(target.model, line)
     except httpx.DecodingError as exc:
-        malformed(model, f"undecodable body: {exc}", exc)
+        malformed(target.model, f"undecodable body: {exc}", exc)
     except httpx.TransportError as exc:
-        raise connection_error(model, exc) from exc
+        raise connection_error(target, exc) from exc
     finally:
         await response.aclose()
 
 
-def stream_interrupted(model: str, detail: str) -> ModelStreamInterruptedError:
+def stream_interrupted(target: Target, detail: str) -> ModelStreamInterruptedError:
     """Return the error for a stream that ended before its end marker."""
-    return ModelStreamInterruptedError(f"{model}: {detail}")
+    return ModelStreamInterruptedError(detail, target.model, target.provider, target.url)

@@ -1,16 +1,19 @@
 """`AnthropicChatModel`: Claude over Anthropic's Messages API (SSE), and its formatters.
 
-Thinking blocks come back with their `signature` (redacted ones with their encrypted data) and
-are sent back as they came, as extended thinking with tool use requires. Prompt caching marks the
-system prompt, the tools and the latest message with `cache_control`; the usage then reports
-cache writes (`cache_creation_input_tokens`) and reads (`cache_read_input_tokens`).
+Thinking is adaptive (`thinking: {"type": "adaptive"}`: the model decides when and how much) or
+budgeted (`{"type": "enabled", "budget_tokens": n}`), its `display` summarized or omitted; the
+effort spent on the whole answer is `output_config.effort`. Thinking blocks come back with their
+`signature` (redacted ones with their encrypted data) and are sent back as they came, as
+extended thinking with tool use requires. Prompt caching marks the system prompt, the tools and
+the latest message with `cache_control`; the usage then reports cache writes
+(`cache_creation_input_tokens`) and reads (`cache_read_input_tokens`).
 """
 
 from __future__ import annotations
 
 import json
 from importlib.resources import files
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -352,10 +355,32 @@ class AnthropicChatModel(HTTPChatModel):
             default=None, description="Sequences that end the answer."
         )
         thinking_enable: bool = Field(
-            default=False, title="Thinking", description="Extended thinking before answering."
+            default=False,
+            title="Thinking",
+            description="Extended thinking before answering, within `thinking_budget` "
+            "(`thinking_mode`, when set, wins).",
         )
         thinking_budget: int = Field(
-            default=4096, ge=1024, description="Most tokens spent thinking (below max_tokens)."
+            default=4096,
+            ge=1024,
+            description="Most tokens spent thinking in the `enabled` mode (below max_tokens).",
+        )
+        thinking_mode: Literal["adaptive", "enabled", "disabled"] | None = Field(
+            default=None,
+            description="How Claude thinks: `adaptive` (it decides when and how much; the only "
+            "mode of Claude Opus 4.7 and later), `enabled` (within `thinking_budget`) or "
+            "`disabled`. Unset: `thinking_enable` decides between `enabled` and not sending it.",
+        )
+        thinking_display: Literal["summarized", "omitted"] | None = Field(
+            default=None,
+            description="Whether thinking blocks carry summarized thinking or come back empty "
+            "(only their signature); unset, the model's default (`omitted` from Opus 4.7).",
+        )
+        reasoning_effort: Literal["low", "medium", "high", "xhigh", "max"] | None = Field(
+            default=None,
+            description="Tokens Claude may spend on the whole answer (thinking, tool calls and "
+            "text), sent as `output_config.effort`; unset, the API's `high`. Levels vary by "
+            "model; Claude Sonnet 4.5 and Haiku 4.5 take none.",
         )
         prompt_caching: bool = Field(
             default=True,
@@ -381,9 +406,15 @@ class AnthropicChatModel(HTTPChatModel):
     def _path(self, model_name: str) -> str:
         return "/messages"
 
+    def _thinking_mode(self) -> str | None:
+        """The `thinking.type` sent: `thinking_mode`, else `enabled` if `thinking_enable`."""
+        p = self.parameters
+        assert isinstance(p, AnthropicChatModel.Parameters)
+        return p.thinking_mode or ("enabled" if p.thinking_enable else None)
+
     def _forces_tool_calls(self) -> bool:
-        # Extended thinking allows only an `auto` or `none` tool choice.
-        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
+        # Thinking (adaptive or budgeted) allows only an `auto` or `none` tool choice.
+        return self._thinking_mode() in (None, "disabled")
 
     def _decoder(self) -> ResponseDecoder:
         return _AnthropicDecoder()
@@ -411,8 +442,15 @@ class AnthropicChatModel(HTTPChatModel):
         for name in ("temperature", "top_p", "top_k", "stop_sequences"):
             if (value := getattr(p, name)) is not None:
                 body[name] = value
-        if p.thinking_enable:
-            body["thinking"] = {"type": "enabled", "budget_tokens": p.thinking_budget}
+        if mode := self._thinking_mode():
+            thinking: dict[str, Any] = {"type": mode}
+            if mode == "enabled":
+                thinking["budget_tokens"] = p.thinking_budget
+            if mode != "disabled" and p.thinking_display:
+                thinking["display"] = p.thinking_display
+            body["thinking"] = thinking
+        if p.reasoning_effort:
+            body["output_config"] = {"effort": p.reasoning_effort}
         if tools:
             body["tools"] = [
                 {

@@ -129,6 +129,40 @@ ANTHROPIC_CASES: list[dict[str, Any]] = [
         "reply": {"redacted": "ENCRYPTED==", "text": "Sunny."},
     },
     {
+        "name": "adaptive_thinking_effort",
+        "messages": [SYSTEM, ASK],
+        "tools": [WEATHER],
+        "tool_choice": "auto",
+        "parameters": {
+            "thinking_mode": "adaptive",
+            "thinking_display": "summarized",
+            "reasoning_effort": "medium",
+        },
+        "reply": {"thinking": "Paris, so check.", "signature": "sig-2", "tool_calls": [CALL]},
+    },
+    {
+        "name": "budget_thinking_omitted",
+        "messages": [ASK],
+        "parameters": {
+            "thinking_mode": "enabled",
+            "thinking_budget": 2048,
+            "max_tokens": 4096,
+            "thinking_display": "omitted",
+            "reasoning_effort": "xhigh",
+        },
+        "reply": {"text": "Sunny."},
+    },
+    {
+        "name": "thinking_disabled_effort",
+        "messages": [ASK],
+        "parameters": {
+            "thinking_mode": "disabled",
+            "thinking_display": "summarized",
+            "reasoning_effort": "low",
+        },
+        "reply": {"text": "Sunny."},
+    },
+    {
         "name": "tool_call_auto",
         "messages": [SYSTEM, ASK],
         "tools": [WEATHER, CLOCK],

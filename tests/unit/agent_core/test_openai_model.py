@@ -3,6 +3,7 @@ tool-call deltas, errors), and its parsing details against recorded bodies."""
 
 import inspect
 import json
+import pickle
 import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -400,8 +401,11 @@ async def test_stream_cut_mid_way_is_a_connection_error(
     server: OpenAIWireServer, model: OpenAIChatModel
 ) -> None:
     server.push(ScriptedReply(text="this answer will not finish", truncate=True))
-    with pytest.raises(ModelConnectionError):
+    with pytest.raises(ModelConnectionError) as info:
         await answer(model, HELLO)
+    url = f"{server.base_url}/chat/completions"
+    assert (info.value.provider, info.value.url) == ("openai_chat", url)
+    assert f"model 'gpt-test' (openai_chat POST {url}): " in str(info.value)
 
 
 @pytest.mark.integration
@@ -411,6 +415,7 @@ async def test_a_stalled_server_times_out_as_a_connection_error(server: OpenAIWi
         with pytest.raises(ModelConnectionError) as info:
             await model(HELLO)
     assert isinstance(info.value.__cause__, httpx.TimeoutException)
+    assert f"(openai_chat POST {server.base_url}/chat/completions): ReadTimeout" in str(info.value)
 
 
 @pytest.mark.integration
@@ -423,6 +428,10 @@ async def test_unreachable_server_is_a_connection_error() -> None:
         with pytest.raises(ModelConnectionError) as info:
             await model(HELLO)
     assert isinstance(info.value.__cause__, httpx.ConnectError)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    assert str(info.value).startswith(f"model 'gpt-test' (openai_chat POST {url}): ConnectError")
+    # Ray re-raises it in another process: the provider and URL survive pickling.
+    assert str(pickle.loads(pickle.dumps(info.value))) == str(info.value)
 
 
 @pytest.mark.integration

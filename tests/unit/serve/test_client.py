@@ -210,6 +210,22 @@ async def test_a_failed_model_call_names_provider_url_and_status(
     assert any("HTTP 401" in line for line in logged), logged
 
 
+async def test_a_stream_cut_mid_answer_names_provider_and_url(
+    troupe: TroupeClient, model: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await new_session(troupe, model)
+    model.push(ScriptedReply(text="this answer will not finish", truncate=True))
+
+    events = [e async for e in troupe.chat(agent_id, session_id, "hi")]
+
+    end = events[-1]
+    assert end.data["finished_reason"] == "error"
+    message = end.data["error"]["message"]
+    assert f"(openai_chat POST {model.base_url}/chat/completions)" in message
+    types = [e.type for e in events]
+    assert types.count("MODEL_CALL_START") == types.count("MODEL_CALL_END") == 1
+
+
 # The commands, through click's runner (in a thread: they run their own event loop).
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agent_core.agent import Agent
 from agent_core.credential import AnthropicCredential
@@ -290,6 +290,75 @@ async def test_structured_output_by_a_forced_tool(server: WireServer) -> None:
         "type": "tool",
         "name": STRUCTURED_OUTPUT_TOOL_NAME,
     }
+
+
+@pytest.mark.parametrize(
+    ("parameters", "thinking", "output_config"),
+    [
+        (
+            {"thinking_mode": "adaptive", "thinking_display": "summarized"},
+            {"type": "adaptive", "display": "summarized"},
+            None,
+        ),
+        (
+            {"thinking_mode": "adaptive", "reasoning_effort": "max"},
+            {"type": "adaptive"},
+            {"effort": "max"},
+        ),
+        (
+            {"thinking_enable": True, "thinking_budget": 2048, "thinking_display": "omitted"},
+            {"type": "enabled", "budget_tokens": 2048, "display": "omitted"},
+            None,
+        ),
+        # The mode wins over the older switch; a disabled thinking takes no display.
+        (
+            {"thinking_enable": True, "thinking_mode": "disabled", "thinking_display": "omitted"},
+            {"type": "disabled"},
+            None,
+        ),
+        ({"reasoning_effort": "low"}, None, {"effort": "low"}),
+    ],
+)
+async def test_thinking_mode_display_and_effort_on_the_wire(
+    server: WireServer,
+    parameters: dict[str, Any],
+    thinking: dict[str, Any] | None,
+    output_config: dict[str, Any] | None,
+) -> None:
+    server.push(Answer(sse(anthropic_events(thinking="hm", text="ok"))))
+    async with model(server, parameters=parameters) as m:
+        final = await collect_response(await m(HELLO))
+    assert shape(final.content) == [("thinking", "hm", "sig-abc", None), ("text", "ok")]
+    body = server.requests[0].body
+    assert body.get("thinking") == thinking
+    assert body.get("output_config") == output_config
+    assert "reasoning_effort" not in body
+    assert "thinking_display" not in body
+
+
+@pytest.mark.parametrize(("mode", "forced"), [("adaptive", False), ("disabled", True)])
+async def test_structured_output_forces_its_tool_only_without_thinking(
+    server: WireServer, mode: str, forced: bool
+) -> None:
+    from agent_core.model import STRUCTURED_OUTPUT_TOOL_NAME
+
+    args = {"name": "Lyon", "population": 520000}
+    server.push(
+        Answer(sse(anthropic_events(tool_calls=[("t", STRUCTURED_OUTPUT_TOOL_NAME, args)])))
+    )
+    async with model(server, parameters={"thinking_mode": mode}) as m:
+        out = await m.generate_structured_output(HELLO, City)
+    assert out.content == args
+    choice = server.requests[0].body.get("tool_choice")
+    # Thinking refuses a forced tool choice: the model is offered the tool and told to call it.
+    assert (choice == {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL_NAME}) is forced
+
+
+def test_unknown_thinking_knobs_are_rejected() -> None:
+    with pytest.raises(ValidationError):
+        AnthropicChatModel.Parameters.model_validate({"thinking_mode": "always"})
+    with pytest.raises(ValidationError):
+        AnthropicChatModel.Parameters.model_validate({"reasoning_effort": "extreme"})
 
 
 def get_weather(city: str) -> str:

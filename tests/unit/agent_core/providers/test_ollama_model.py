@@ -296,8 +296,9 @@ async def test_no_server_is_a_connection_error() -> None:
     with OllamaWireServer() as gone:
         host = gone.base_url
     async with OllamaChatModel(OllamaCredential(host=host), "qwen3:8b", max_retries=0) as model:
-        with pytest.raises(ModelConnectionError):
+        with pytest.raises(ModelConnectionError) as info:
             await model(HELLO)
+    assert f"(ollama_chat POST {host}/api/chat): ConnectError" in str(info.value)
 
 
 class Weather(BaseModel):

@@ -115,9 +115,20 @@ async def test_error_bodies_are_typed_with_retry_after(
         async with make(kind, server.base_url) as model:
             with pytest.raises(error) as info:
                 await collect_response(await model(HELLO))
+        assert_names_the_call(info.value, model, server)
     assert info.value.status == status
     assert "Scripted" in str(info.value.body)
     assert info.value.retry_after == 7.0
+
+
+def assert_names_the_call(
+    error: ModelHTTPError | ModelConnectionError, model: ChatModelBase, server: WireServer
+) -> None:
+    """The error names the provider and the URL called (no query string)."""
+    (request,) = server.requests
+    assert error.provider == model.type
+    assert error.url == server.base_url + request.path
+    assert f"({model.type} POST {error.url})" in str(error)
 
 
 @pytest.mark.parametrize("kind", ALL)
@@ -140,8 +151,9 @@ async def test_a_connection_cut_mid_stream_is_a_connection_error(kind: str, cut:
     with WireServer() as server:
         server.push(Answer(answer_body(kind, TEXT * 3), piece=13, cut=cut))
         async with make(kind, server.base_url) as model:
-            with pytest.raises(ModelConnectionError):
+            with pytest.raises(ModelConnectionError) as info:
                 await collect_response(await model(HELLO))
+        assert_names_the_call(info.value, model, server)
 
 
 @pytest.mark.parametrize("kind", ALL)
