@@ -33,6 +33,7 @@ from agent_core.event import ExternalExecutionResultEvent, UserConfirmResultEven
 from agent_core.message import Msg
 from agent_core.model.card import ModelCard
 from agent_core.permission import PermissionMode
+from serve.auth import AuthMode
 
 _DEPRECATED: dict[str, Any] = {"deprecated": True}
 
@@ -429,6 +430,12 @@ class HealthResponse(BaseModel):
     status: Literal["ok", "degraded"]
     version: str
     components: dict[str, str]
+    auth: AuthMode = Field(
+        default="dev",
+        description="How callers identify themselves: `dev` (the X-User-ID header) or `keys` "
+        "(`Authorization: Bearer trp_...`, an API key). Lets clients such as the console "
+        "ask for the right credential.",
+    )
 
 
 class UpdateSessionRequest(_SessionModels):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 import agent_core
 from serve.deps import Runtime
@@ -12,8 +12,11 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health")
-async def health(runtime: Runtime) -> HealthResponse:
-    """Report the service version and each component's status."""
+async def health(request: Request, runtime: Runtime) -> HealthResponse:
+    """Report the service version, each component's status and how callers sign in.
+
+    Needs no identity: the console reads `auth` here before it has one.
+    """
     components = await runtime.health()
     # "ok (detail)" is healthy; a "warning" (e.g. unsandboxed tools) does not degrade it.
     healthy = all(value.startswith(("ok", "warning")) for value in components.values())
@@ -21,4 +24,5 @@ async def health(runtime: Runtime) -> HealthResponse:
         status="ok" if healthy else "degraded",
         version=agent_core.__version__,
         components=components,
+        auth=request.app.state.auth,
     )

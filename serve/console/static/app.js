@@ -3,6 +3,7 @@
 
 const BASE = location.pathname.replace(/\/console(\/.*)?$/, '');
 const USER_KEY = 'troupe.console.user';
+const API_KEY = 'troupe.console.apikey';
 const POLL_MS = 1500;
 
 // --- helpers ------------------------------------------------------------------------------------
@@ -22,7 +23,29 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
+// How this server identifies callers (GET /health's `auth`): `dev` trusts the X-User-ID header,
+// `keys` wants an API key as a Bearer token.
+let authMode = 'dev';
+let signInNote = '';
 const user = () => localStorage.getItem(USER_KEY) || '';
+const apiKey = () => localStorage.getItem(API_KEY) || '';
+const signedIn = () => (authMode === 'keys' ? apiKey() : user()) !== '';
+const authHeaders = () => (authMode === 'keys'
+  ? { Authorization: `Bearer ${apiKey()}` } : { 'X-User-ID': user() });
+
+// Forget the API key and show the sign-in form, saying why (a 401 from the server).
+function signOut(note) {
+  localStorage.removeItem(API_KEY);
+  signInNote = note || '';
+  route();
+}
+
+// A 401 under --auth keys: the key was revoked or mistyped; ask for one again.
+function refused(res, message) {
+  if (res.status !== 401 || authMode !== 'keys') return false;
+  signOut(`The server refused the API key: ${message}. Sign in again.`);
+  return true;
+}
 
 function flash(message) {
   const box = document.getElementById('flash');
@@ -31,7 +54,7 @@ function flash(message) {
 }
 
 async function api(method, path, body) {
-  const headers = { 'X-User-ID': user() };
+  const headers = authHeaders();
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(BASE + path, {
     method, headers, body: body === undefined ? undefined : JSON.stringify(body),
@@ -42,6 +65,7 @@ async function api(method, path, body) {
       const err = await res.json();
       message = (err.error && err.error.message) || JSON.stringify(err.detail);
     } catch (_) { /* not JSON */ }
+    refused(res, message);
     throw new Error(`${method} ${path}: ${res.status} ${message}`);
   }
   return res.status === 204 ? null : res.json();
@@ -53,7 +77,7 @@ const short = (id) => (id || '').slice(0, 8);
 // Run `fn` now and every POLL_MS until the page changes; errors go to the flash line.
 function poll(page, fn) {
   const tick = async () => {
-    try { await fn(); } catch (e) { flash(e.message); }
+    try { await fn(); } catch (e) { if (signedIn()) flash(e.message); }
   };
   tick();
   page.cleanups.push(clearInterval.bind(null, setInterval(tick, POLL_MS)));
@@ -77,7 +101,7 @@ function onSubmit(fn) {
   };
 }
 
-// --- SSE over fetch (EventSource cannot send X-User-ID) -----------------------------------------
+// --- SSE over fetch (EventSource cannot send X-User-ID or Authorization) -----------------------
 
 // Read the session's events after `after`, calling onEvent(id, event) for each; reconnects with
 // Last-Event-ID after a dropped connection. Stops when `signal` aborts.
@@ -86,11 +110,12 @@ async function streamEvents(sessionId, after, onEvent, signal, onOpen) {
   let first = true;
   while (!signal.aborted) {
     try {
-      const headers = { 'X-User-ID': user() };
+      const headers = authHeaders();
       let url = `${BASE}/sessions/${sessionId}/stream`;
       if (first) url += `?after=${encodeURIComponent(cursor)}`;
       else headers['Last-Event-ID'] = cursor;
       const res = await fetch(url, { headers, signal });
+      if (refused(res, 'the event stream needs a valid key')) return;
       if (!res.ok) throw new Error(`stream: ${res.status}`);
       first = false;
       if (onOpen) onOpen();
@@ -233,11 +258,12 @@ function teamPanel(page, sessionId) {
     h('span', {}, h('a', { href: `#/chat/${m.session_id}` }, m.name), ' ', h('span', { class: 'muted' }, role)),
     h('span', {}, badge(m.status), ' ', h('span', { class: 'depth' }, `inbox ${m.inbox_depth}`)));
   const refresh = async () => {
-    const res = await fetch(`${BASE}/sessions/${sessionId}/team`, { headers: { 'X-User-ID': user() } });
+    const res = await fetch(`${BASE}/sessions/${sessionId}/team`, { headers: authHeaders() });
     if (res.status === 404) {
       box.replaceChildren(h('h3', {}, 'Team'), h('p', { class: 'empty' }, 'Not in a team.'));
       return;
     }
+    if (refused(res, 'the team panel needs a valid key')) return;
     if (!res.ok) throw new Error(`team: ${res.status}`);
     const team = await res.json();
     box.replaceChildren(h('h3', {}, `Team ${team.name}`),
@@ -453,7 +479,7 @@ async function chatPage(page, sessionId) {
     if (!text) return;
     transcript.addUser(text);
     form.reset();
-    await post({ name: user(), role: 'user', content: [{ type: 'text', text }] });
+    await post({ name: user() || 'user', role: 'user', content: [{ type: 'text', text }] });
   }) }, input, h('button', { type: 'submit' }, 'Send'));
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); composer.requestSubmit(); }
@@ -560,6 +586,22 @@ async function schedulesPage(page) {
   await render();
 }
 
+// Under --auth keys: ask for an API key once, keep it in this browser.
+function signInPanel() {
+  const key = h('input', { id: 'api-key', name: 'key', type: 'password', placeholder: 'trp_...', required: true });
+  return h('div', { class: 'panel' }, h('h2', {}, 'Sign in'),
+    h('p', {}, 'This server needs an API key (your operator makes one with ',
+      h('code', {}, 'troupe apikey create --user YOU'), '). It is kept in this browser until you sign out.'),
+    signInNote ? h('p', { class: 'error', id: 'sign-in-note' }, signInNote) : '',
+    h('form', { class: 'row', id: 'sign-in', onsubmit: (event) => {
+      event.preventDefault();
+      const value = key.value.trim();
+      if (!value) return;
+      localStorage.setItem(API_KEY, value);
+      route();
+    } }, h('label', {}, 'API key', key), h('button', { type: 'submit' }, 'Sign in')));
+}
+
 // --- router -------------------------------------------------------------------------------------
 
 let current = null;
@@ -575,11 +617,14 @@ async function route() {
   document.querySelectorAll('[data-nav]').forEach((a) => {
     a.classList.toggle('active', a.dataset.nav === (name === 'chat' || name === 'team' ? 'sessions' : name || 'agents'));
   });
-  if (!user()) {
-    main.append(h('div', { class: 'panel' }, h('h2', {}, 'Who are you?'),
+  document.getElementById('identity').hidden = authMode === 'keys';
+  document.getElementById('account').hidden = authMode !== 'keys' || !signedIn();
+  if (!signedIn()) {
+    main.append(authMode === 'keys' ? signInPanel() : h('div', { class: 'panel' }, h('h2', {}, 'Who are you?'),
       h('p', {}, 'Enter your user id above (sent as the X-User-ID header, kept in this browser).')));
     return;
   }
+  signInNote = '';
   try {
     if (name === 'sessions') await sessionsPage(page);
     else if (name === 'chat' && arg) await chatPage(page, arg);
@@ -587,7 +632,7 @@ async function route() {
     else if (name === 'schedules') await schedulesPage(page);
     else await agentsPage(page);
   } catch (e) {
-    flash(e.message);
+    if (signedIn()) flash(e.message); // else the sign-in form says why
   }
 }
 
@@ -599,5 +644,14 @@ document.getElementById('identity').addEventListener('submit', (event) => {
   localStorage.setItem(USER_KEY, value);
   route();
 });
+document.getElementById('sign-out').addEventListener('click', () => signOut());
 window.addEventListener('hashchange', route);
-route();
+
+(async () => {
+  try {
+    authMode = (await (await fetch(`${BASE}/health`)).json()).auth || 'dev';
+  } catch (e) {
+    flash(`could not reach the server: ${e.message}`);
+  }
+  route();
+})();

@@ -122,6 +122,16 @@ async def test_admin_routes_need_an_admin_key(api: httpx.AsyncClient, store: Api
     assert (await api.get("/admin/status", headers=_bearer(operator))).status_code == 200
 
 
+async def test_health_says_how_to_sign_in_without_asking_who(
+    api: httpx.AsyncClient, redis_url: str, tmp_path: Path
+) -> None:
+    keyed = await api.get("/health")
+    async for dev_api in _api(redis_url, tmp_path, "dev"):
+        dev = await dev_api.get("/health")
+    assert (keyed.status_code, keyed.json()["auth"]) == (200, "keys")
+    assert (dev.status_code, dev.json()["auth"]) == (200, "dev")
+
+
 async def test_dev_mode_trusts_the_header(redis_url: str, tmp_path: Path) -> None:
     async for api in _api(redis_url, tmp_path, "dev"):
         assert (await api.get("/agent/")).status_code == 401
