@@ -16,10 +16,12 @@ import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from serve.auth import AUTH_MODES, AuthMode
 from serve.startup import StartingListener, StartupError, claim_port, wait_for_ray_address
+
+if TYPE_CHECKING:
+    from serve.auth import AuthMode
 
 CORS_ENV = "TROUPE_CORS_ORIGINS"
 
@@ -317,6 +319,8 @@ def _stop_ray() -> None:
 
 def _auth_mode(args: argparse.Namespace) -> AuthMode:
     """`--auth` (or `TROUPE_AUTH`, which argparse does not check), else by where the API listens."""
+    from serve.auth import AUTH_MODES
+
     chosen = args.auth or ("dev" if args.host in _LOOPBACK else "keys")
     for mode in AUTH_MODES:
         if chosen == mode:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -97,3 +99,10 @@ def test_serve_help_shows_every_option_with_its_default(
     ]:
         assert option in text
         assert f"(default: {default})" in text, option
+
+
+def test_the_cli_module_does_not_import_ray() -> None:
+    """`troupe serve` sets Ray's loopback binding in the environment before `ray` is imported."""
+    probe = "import sys, serve.cli; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
