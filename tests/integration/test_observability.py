@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,6 +37,8 @@ from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.span_collector import COLLECTOR, HOOK, NAMESPACE, SpanCollector
 from tests.support.sse import read_frames, reply_end_after_text
 from tests.support.tool_calls import eventually
+
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
@@ -90,7 +93,9 @@ def collector() -> Iterator[Any]:
         num_cpus=2,
         include_dashboard=False,
         namespace=NAMESPACE,
-        runtime_env={"worker_process_setup_hook": HOOK},
+        # The hook is imported before the driver's sys.path reaches the worker: point the
+        # workers at the checkout so that `tests.support` imports.
+        runtime_env={"worker_process_setup_hook": HOOK, "env_vars": {"PYTHONPATH": str(REPO)}},
     )
     yield SpanCollector.options(name=COLLECTOR, namespace=NAMESPACE).remote()  # type: ignore[attr-defined]
     ray.shutdown()
