@@ -74,6 +74,7 @@ async def test_a_cancelled_receive_ends_a_stream_as_a_disconnect(
 
 
 def test_the_serve_app_is_built_with_the_disconnect_middleware() -> None:
-    build = _app_builder(RuntimeSettings(redis_url="redis://127.0.0.1:1/0").model_dump(), [])
+    settings = RuntimeSettings(redis_url="redis://127.0.0.1:1/0").model_dump()
+    build = _app_builder(settings, [], "dev")
     app = build()
     assert ClientGone in [middleware.cls for middleware in app.user_middleware]

@@ -167,7 +167,7 @@ async def test_cors_preflight_and_errors_carry_the_allowed_origin(api: httpx.Asy
 
     # The actual request (an error here) is readable by the page too.
     missing = await api.get("/agent/", headers={"Origin": "http://ui.example"})
-    assert missing.status_code == 422
+    assert missing.status_code == 401
     assert missing.headers["access-control-allow-origin"] == "http://ui.example"
 
 
