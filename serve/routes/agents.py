@@ -23,7 +23,7 @@ from serve.schemas import (
 router = APIRouter(prefix="/agent", tags=["agent"])
 
 # The compression model's structured-output spec, and the process placement of an agent's
-# sessions (a deployment choice made through the runtime): not something the form edits.
+# sessions (set through the request bodies): not something the web form edits.
 _INTERNAL_FIELDS = {"summary_schema", "dedicated_process"}
 
 

@@ -20,7 +20,7 @@ from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.ray_actors import dedicate_agent, home_actor, session_actor_alive
+from tests.support.ray_actors import home_actor, session_actor_alive
 from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -168,12 +168,11 @@ def actor_of(session_id: str, service: LiveService) -> Any:
 async def test_leader_spawns_five_workers_that_report_back(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService, placement: str
 ) -> None:
-    agent_id, leader = await make_session(
-        api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT
-    )
+    # A dedicated agent asks for isolation: its sessions (workers too) get actors of their own.
     dedicated = placement == "dedicated"
-    if dedicated:  # the agent asks for isolation: its sessions (workers too) get own actors
-        dedicate_agent(service.settings, agent_id)
+    agent_id, leader = await make_session(
+        api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT, dedicated_process=dedicated
+    )
     final = asyncio.create_task(
         read_frames(
             api,
