@@ -78,9 +78,7 @@ class CreateAgentRequest(_FlatChatConfigs):
     system_prompt: str = Field(default="You're a helpful assistant.")
     chat_config: AgentChatConfig | None = None
     dedicated_process: bool = Field(
-        default=False,
-        description="Run each session of this agent in an actor of its own (isolation) instead "
-        "of packing it onto a shared session host.",
+        default=False, description=AgentData.model_fields["dedicated_process"].description
     )
 
     def to_data(self) -> AgentData:
