@@ -18,29 +18,29 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from redis.asyncio import Redis
 
-from actors import metrics
-from actors.bus import RedisMessageBus
-from actors.dispatch import Mailbox
+from actors.bus.keys import Keys
+from actors.bus.mailbox import Mailbox
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
 from actors.errors import InvalidRequest, SessionUnavailable
-from actors.extensions import AgentExtensions, register_credential_types
-from actors.host_placement import DEDICATED
-from actors.keys import Keys
-from actors.lifecycle import delete_user_session
-from actors.mailbox import completion_hint
-from actors.models import check_model_configs
-from actors.redis_connect import connect
-from actors.schedule import ScheduleKeys, ScheduleStore
-from actors.schedule_service import ScheduleService
-from actors.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
-from actors.session import SessionRuntime
-from actors.session_hosts import SessionHosts, session_actor_name
+from actors.ops import metrics
+from actors.schedules.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
+from actors.schedules.service import ScheduleService
+from actors.schedules.store import ScheduleKeys, ScheduleStore
+from actors.sessions.chat_models import check_model_configs
+from actors.sessions.extensions import AgentExtensions, register_credential_types
+from actors.sessions.hints import completion_hint
+from actors.sessions.hosts import SessionHosts, session_actor_name
+from actors.sessions.lifecycle import delete_user_session
+from actors.sessions.placement import DEDICATED
+from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
-from actors.storage import RedisStorage
-from actors.team import TeamStore
-from actors.workspace_backends import workspace_manager
-from actors.workspace_host import SkillBundle, WorkspaceHost, WorkspaceRequest
-from actors.workspace_service import RayWorkspaceService
-from actors.workspaces import SessionWorkspaces
+from actors.storage.redis_storage import RedisStorage
+from actors.teams.store import TeamStore
+from actors.workspaces.backends import workspace_manager
+from actors.workspaces.host import SkillBundle, WorkspaceHost, WorkspaceRequest
+from actors.workspaces.ray_service import RayWorkspaceService
+from actors.workspaces.session_workspaces import SessionWorkspaces
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolCallBlock, ToolResultBlock, ToolResultState
 from agent_core.tool.execution import ToolInvocation

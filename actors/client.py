@@ -16,27 +16,31 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from actors._redis_errors import storage_errors
-from actors.audit import SessionAudit, audit_session
-from actors.bus import RedisMessageBus
-from actors.dispatch import Mailbox, SessionDispatcher
-from actors.download_tokens import DownloadTokens
+from actors.bus.event_fanout import EventFanout
+from actors.bus.items import ChatInput, ChatItem
+from actors.bus.keys import Keys
+from actors.bus.mailbox import Mailbox, SessionDispatcher
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
+from actors.bus.redis_errors import storage_errors
+from actors.bus.stream_ids import StreamId
 from actors.errors import (
     NotAwaiting,
     NotFound,
     SessionBusy,
     SessionNotFound,
 )
-from actors.event_fanout import EventFanout
-from actors.extensions import register_credential_types
-from actors.health import Probe, check_all
 from actors.inprocess import InProcessDispatcher
-from actors.items import ChatInput, ChatItem
-from actors.keys import Keys
-from actors.library import AddResult, Library
-from actors.lifecycle import delete_user_session
-from actors.models import check_model_configs
-from actors.records import (
+from actors.ops.audit import SessionAudit, audit_session
+from actors.ops.health import Probe, check_all
+from actors.schedules.service import ScheduleService
+from actors.sessions.chat_models import check_model_configs
+from actors.sessions.extensions import register_credential_types
+from actors.sessions.lifecycle import delete_user_session
+from actors.sessions.status import parked_status
+from actors.settings import RuntimeSettings
+from actors.storage.download_tokens import DownloadTokens
+from actors.storage.records import (
     AgentData,
     AgentRecord,
     CredentialRecord,
@@ -46,26 +50,22 @@ from actors.records import (
     SessionStatus,
     SkillRecord,
 )
-from actors.redis_connect import connect
-from actors.schedule_service import ScheduleService
-from actors.settings import RuntimeSettings
-from actors.skill_upload import (
-    MAX_UPLOAD_REQUEST_BYTES,
-    UploadManifest,
-    check_manifest,
-    pack_upload,
-)
-from actors.status import parked_status
-from actors.storage import RedisStorage
-from actors.stream_ids import StreamId
-from actors.team import NotInTeam, TeamNotFound, TeamRecord, TeamStore
-from actors.workspace_backends import workspace_health
-from actors.workspace_host import FileStream
-from actors.workspaces import (
+from actors.storage.redis_storage import RedisStorage
+from actors.teams.store import NotInTeam, TeamNotFound, TeamRecord, TeamStore
+from actors.workspaces.backends import workspace_health
+from actors.workspaces.host import FileStream
+from actors.workspaces.library import AddResult, Library
+from actors.workspaces.session_workspaces import (
     SessionWorkspaces,
     WorkspaceHandle,
     shared_workspaces,
     workspace_request,
+)
+from actors.workspaces.skill_upload import (
+    MAX_UPLOAD_REQUEST_BYTES,
+    UploadManifest,
+    check_manifest,
+    pack_upload,
 )
 from agent_core.agent import ResumeEvent
 from agent_core.credential import Credential
@@ -569,7 +569,7 @@ class RuntimeClient:
 
 def ray_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
     """Return the workspaces of a Ray deployment (served by workspace actors)."""
-    from actors.workspace_service import RayWorkspaceService
+    from actors.workspaces.ray_service import RayWorkspaceService
 
     return SessionWorkspaces(RayWorkspaceService(settings))
 

@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
 
-from actors.bus import RedisMessageBus
-from actors.dispatch import Mailbox
-from actors.extensions import AgentExtensions, register_credential_types
-from actors.keys import Keys
-from actors.redis_connect import connect
-from actors.session import SessionRuntime
+from actors.bus.keys import Keys
+from actors.bus.mailbox import Mailbox
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
+from actors.sessions.extensions import AgentExtensions, register_credential_types
+from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
-from actors.storage import RedisStorage
-from actors.workspaces import shared_workspaces
+from actors.storage.redis_storage import RedisStorage
+from actors.workspaces.session_workspaces import shared_workspaces
 
 if TYPE_CHECKING:
-    from actors.schedule_service import ScheduleService
+    from actors.schedules.service import ScheduleService
 
 
 class InProcessDispatcher:

@@ -76,7 +76,7 @@ def main() -> None:
         help="module to measure (repeatable; default: the session and workspace actor modules)",
     )
     args = parser.parse_args()
-    targets = args.module or ["actors._remote", "actors.workspace_host"]
+    targets = args.module or ["actors._remote", "actors.workspaces.host"]
     bare = [probe([]) for _ in range(args.reps)]
     bare_uss = median_of(bare, "uss")
     print(f"Imports over a bare Ray worker (python + `import ray`), median of {args.reps} runs")

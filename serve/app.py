@@ -24,14 +24,14 @@ from actors.client import (
     ray_dispatcher,
     ray_workspaces,
 )
-from actors.extensions import (
+from actors.sessions.extensions import (
     AgentMiddlewareFactory,
     AgentToolFactory,
     import_path,
     register_credential_types,
 )
 from actors.settings import RuntimeSettings
-from actors.team import SubAgentTemplate, template_registry
+from actors.teams.store import SubAgentTemplate, template_registry
 from agent_core.credential import CredentialBase
 from serve.auth import AuthMode
 from serve.body_limit import BodyLimit

@@ -16,8 +16,8 @@ from typing import Literal
 
 from fastapi import HTTPException, Request
 
-from actors.api_keys import ApiKeyStore
 from actors.client import RuntimeClient
+from actors.storage.api_keys import ApiKeyStore
 
 AuthMode = Literal["dev", "keys"]
 AUTH_MODES: tuple[AuthMode, ...] = ("dev", "keys")

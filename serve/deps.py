@@ -23,8 +23,8 @@ from fastapi import Depends, Header, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from actors.client import RedisMessageBus, RedisStorage, RuntimeClient
-from actors.schedule_service import ScheduleService
-from actors.workspaces import SessionWorkspaces, WorkspaceService
+from actors.schedules.service import ScheduleService
+from actors.workspaces.session_workspaces import SessionWorkspaces, WorkspaceService
 from serve.auth import Principal, authenticate
 
 _bearer = HTTPBearer(

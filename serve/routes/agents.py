@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from actors.records import AgentData
+from actors.storage.records import AgentData
 from agent_core.agent import ContextConfig, ReActConfig
 from serve.deps import Runtime, UserId
 from serve.schemas import (

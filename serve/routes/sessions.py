@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
 from actors.client import SessionAudit, StreamId
-from actors.records import SessionConfig, SessionNaming, SessionRecord
+from actors.storage.records import SessionConfig, SessionNaming, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
     CreateSessionRequest,

@@ -3,7 +3,7 @@
 Paths are absolute or relative to the workspace root, and confined to it: the workspace host
 walks them without following symbolic links, so `..`, a link to `/etc` or to another tenant's
 workspace is refused (403) rather than followed. A download can be authorized by a short-lived
-token instead of the X-User-ID header (see `actors.download_tokens`), so that a browser can
+token instead of the X-User-ID header (see `actors.storage.download_tokens`), so that a browser can
 save it straight to disk.
 """
 

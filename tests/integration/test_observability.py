@@ -25,10 +25,10 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from ray import serve
 from redis.asyncio import Redis
 
-from actors.bus import RedisMessageBus
-from actors.embedded_redis import EmbeddedRedis
-from actors.items import HintItem
-from actors.keys import Keys
+from actors.bus.items import HintItem
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
+from actors.local.embedded_redis import EmbeddedRedis
 from serve.cli_commands import cli
 from serve.client import TroupeClient
 from tests.integration.conftest import LiveService, deploy_service

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from actors.models import build_chat_model
-from actors.records import ChatModelConfig
+from actors.sessions.chat_models import build_chat_model
+from actors.storage.records import ChatModelConfig
 from agent_core.message import TextBlock, UserMsg
 from agent_core.model import GeminiChatModel, OllamaChatModel, collect_response
 from tests.support.gemini_server import GeminiReply, GeminiWireServer, Text
