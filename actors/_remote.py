@@ -18,25 +18,18 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from redis.asyncio import Redis
 
-from actors.bus.keys import Keys
-from actors.bus.mailbox import Mailbox
-from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
 from actors.errors import InvalidRequest, SessionUnavailable
 from actors.ops import metrics
 from actors.schedules.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.schedules.service import ScheduleService
-from actors.schedules.store import ScheduleKeys, ScheduleStore
-from actors.sessions.chat_models import check_model_configs
-from actors.sessions.extensions import AgentExtensions, register_credential_types
+from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hints import completion_hint
 from actors.sessions.hosts import SessionHosts, session_actor_name
-from actors.sessions.lifecycle import delete_user_session
 from actors.sessions.placement import DEDICATED
 from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
-from actors.storage.redis_storage import RedisStorage
-from actors.teams.store import TeamStore
+from actors.wiring import wire
 from actors.workspaces.backends import workspace_manager
 from actors.workspaces.host import SkillBundle, WorkspaceHost, WorkspaceRequest
 from actors.workspaces.ray_service import RayWorkspaceService
@@ -70,29 +63,19 @@ class SessionActor:
 
     def __init__(self, settings: dict[str, Any], host: str | None) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
-        register_credential_types(self._settings.credential_types)
         self._host = host
         self._extensions = AgentExtensions(
             self._settings.agent_middlewares, self._settings.agent_tools
         )
-        self._keys = Keys(self._settings.key_prefix)
-        self._redis = connect(self._settings.redis_url)
-        bus = RedisMessageBus(
-            self._redis, self._keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
-        )
-        self._storage = RedisStorage(self._redis, self._keys, self._settings.secret_key)
-        self._dispatcher = RayDispatcher(self._settings, self._redis)
+        parts = wire(self._settings, functools.partial(RayDispatcher, self._settings))
+        self._keys = parts.keys
+        self._redis = parts.redis
+        self._storage = parts.storage
+        self._dispatcher = parts.dispatcher
         self._placement = self._dispatcher.hosts.placement
-        self._mailbox = Mailbox(bus, self._dispatcher)
+        self._mailbox = parts.mailbox
         self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
-        teams = TeamStore(self._redis, self._keys)
-        self._schedules = ScheduleService.build(
-            self._settings,
-            self._redis,
-            self._mailbox,
-            functools.partial(check_model_configs, self._storage),
-            functools.partial(delete_user_session, self._storage, teams, self._mailbox.dispatcher),
-        )
+        self._schedules = ScheduleService.build(parts)
         self._runtimes: dict[str, SessionRuntime] = {}
         self._name = ray.get_runtime_context().get_actor_name() or "session-host"
         self._last_active: dict[str, float] = {}
@@ -423,13 +406,7 @@ class WorkspaceActor:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         parsed = RuntimeSettings.model_validate(settings)
-        bus = RedisMessageBus(
-            connect(parsed.redis_url),
-            Keys(parsed.key_prefix),
-            parsed.inbox_maxlen,
-            parsed.event_log_maxlen,
-        )
-        mailbox = Mailbox(bus, RayDispatcher(parsed))
+        mailbox = wire(parsed, functools.partial(RayDispatcher, parsed)).mailbox
 
         async def deliver(
             session_id: str, call: ToolCallBlock, text: str, state: ToolResultState
@@ -581,13 +558,8 @@ class SchedulerActor:
 
     def __init__(self, settings: dict[str, Any], misfire_grace: float) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
-        keys = ScheduleKeys(self._settings.key_prefix)
-        redis = connect(self._settings.redis_url)
-        bus = RedisMessageBus(
-            redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
-        )
-        mailbox = Mailbox(bus, RayDispatcher(self._settings))
-        self._scheduler = Scheduler(ScheduleStore(redis, keys), mailbox, misfire_grace)
+        parts = wire(self._settings, functools.partial(RayDispatcher, self._settings))
+        self._scheduler = Scheduler(parts.schedule_store(), parts.mailbox, misfire_grace)
         ray.get_runtime_context().current_actor.start.remote()
 
     async def start(self) -> None:

@@ -18,8 +18,7 @@ from redis.asyncio import Redis
 
 from actors.bus.event_fanout import EventFanout
 from actors.bus.items import ChatInput, ChatItem
-from actors.bus.keys import Keys
-from actors.bus.mailbox import Mailbox, SessionDispatcher
+from actors.bus.mailbox import SessionDispatcher
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
 from actors.bus.redis_errors import storage_errors
@@ -35,7 +34,6 @@ from actors.ops.audit import SessionAudit, audit_session
 from actors.ops.health import Probe, check_all
 from actors.schedules.service import ScheduleService
 from actors.sessions.chat_models import check_model_configs
-from actors.sessions.extensions import register_credential_types
 from actors.sessions.lifecycle import delete_user_session
 from actors.sessions.status import parked_status
 from actors.settings import RuntimeSettings
@@ -51,7 +49,8 @@ from actors.storage.records import (
     SkillRecord,
 )
 from actors.storage.redis_storage import RedisStorage
-from actors.teams.store import NotInTeam, TeamNotFound, TeamRecord, TeamStore
+from actors.teams.store import NotInTeam, TeamNotFound, TeamRecord
+from actors.wiring import wire
 from actors.workspaces.backends import workspace_health
 from actors.workspaces.host import FileStream
 from actors.workspaces.library import AddResult, Library
@@ -143,25 +142,20 @@ class RuntimeClient:
         dispatcher: SessionDispatcher,
         workspaces: SessionWorkspaces | None = None,
     ) -> None:
-        register_credential_types(settings.credential_types)
+        parts = wire(settings, lambda _redis: dispatcher)
         self.settings = settings
-        self.redis: Redis = connect(settings.redis_url)
-        keys = Keys(settings.key_prefix)
-        self.storage = RedisStorage(self.redis, keys, settings.secret_key)
-        self.bus = RedisMessageBus(
-            self.redis, keys, settings.inbox_maxlen, settings.event_log_maxlen
-        )
+        self.redis: Redis = parts.redis
+        self.storage = parts.storage
+        self.bus = parts.bus
         self.dispatcher = dispatcher
-        self.mailbox = Mailbox(self.bus, dispatcher)
-        self.teams = TeamStore(self.redis, keys)
-        self.schedules = ScheduleService.build(
-            settings, self.redis, self.mailbox, self._check_model_configs, self.delete_session
-        )
+        self.mailbox = parts.mailbox
+        self.teams = parts.teams
+        self.schedules = ScheduleService.build(parts)
         if isinstance(dispatcher, InProcessDispatcher) and dispatcher.schedules is None:
             dispatcher.schedules = self.schedules
         self._sweeper: asyncio.Task[None] | None = None
         self.workspaces = workspaces or shared_workspaces(settings)
-        self.library = Library(self.redis, keys, self.storage.secrets)
+        self.library = Library(self.redis, parts.keys, self.storage.secrets)
         self.download_tokens = DownloadTokens(self.storage.secrets)
         self.upload_slots = asyncio.Semaphore(MAX_CONCURRENT_UPLOADS)
         checks = {

@@ -6,21 +6,24 @@ the `SchedulerActor` when sessions live in Ray, a `Scheduler` in this process ot
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from pydantic import ValidationError
-from redis.asyncio import Redis
 
-from actors.bus.mailbox import Mailbox
+from actors.bus.mailbox import Mailbox, SessionDispatcher
 from actors.bus.redis_errors import storage_errors
 from actors.errors import InvalidRequest, SessionNotFound
 from actors.inprocess import InProcessDispatcher
 from actors.schedules.scheduler import Scheduler
-from actors.schedules.store import ScheduleData, ScheduleKeys, ScheduleRecord, ScheduleStore
+from actors.schedules.store import ScheduleData, ScheduleRecord, ScheduleStore
+from actors.sessions.chat_models import check_model_configs
+from actors.sessions.lifecycle import delete_user_session
 from actors.settings import RuntimeSettings
 from actors.storage.records import SessionConfig, SessionRecord
+from actors.wiring import RuntimeParts
 
 log = logging.getLogger(__name__)
 
@@ -84,17 +87,15 @@ class ScheduleService:
         self._delete_session = delete_session
 
     @classmethod
-    def build(
-        cls,
-        settings: RuntimeSettings,
-        redis: Redis,
-        mailbox: Mailbox,
-        check_models: CheckModels,
-        delete_session: DeleteSession,
-    ) -> ScheduleService:
+    def build(cls, parts: RuntimeParts[SessionDispatcher]) -> ScheduleService:
         """The service of one deployment, on its Redis and next to its sessions."""
-        store = ScheduleStore(redis, ScheduleKeys(settings.key_prefix))
-        return cls(store, scheduler_control(settings, store, mailbox), check_models, delete_session)
+        store = parts.schedule_store()
+        return cls(
+            store,
+            scheduler_control(parts.settings, store, parts.mailbox),
+            functools.partial(check_model_configs, parts.storage),
+            functools.partial(delete_user_session, parts.storage, parts.teams, parts.dispatcher),
+        )
 
     async def start(self) -> None:
         """Make sure the scheduler runs, so schedules fire without waiting for a request."""
