@@ -570,7 +570,7 @@ def ray_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
 
 def ray_dispatcher(settings: RuntimeSettings) -> SessionDispatcher:
     """Return a dispatcher that hosts sessions in named Ray actors (Ray must be initialised)."""
-    from actors._remote import RayDispatcher
+    from actors._remote.session_actor import RayDispatcher
 
     return RayDispatcher(settings)
 

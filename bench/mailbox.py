@@ -17,7 +17,7 @@ import time
 import httpx
 from _harness import percentiles, service_stack
 
-from actors._remote import RayDispatcher
+from actors._remote.session_actor import RayDispatcher
 from actors.bus.keys import Keys
 from actors.bus.mailbox import Mailbox
 from actors.bus.message_bus import RedisMessageBus

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import ray
 from pydantic import BaseModel, ConfigDict, Field
 
-from actors._remote import SESSION_ACTOR_PREFIXES
+from actors._remote.session_actor import SESSION_ACTOR_PREFIXES
 from actors.bus.message_bus import RedisMessageBus
 
 log = logging.getLogger(__name__)

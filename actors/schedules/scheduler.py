@@ -1,6 +1,6 @@
 """`Scheduler`: fires schedules on their cron; a fire is a mailbox delivery of a hint.
 
-Plain asyncio: the Ray actor `actors._remote.SchedulerActor` hosts one, and a single-process
+Plain asyncio: the Ray actor `SchedulerActor` (in `actors._remote`) hosts one, and a single-process
 host (or a test) can run one directly. The schedule records in Redis are the truth. The
 scheduler keeps one in-memory APScheduler job per enabled schedule and rebuilds its jobs from
 the records on `start`, on `sync` (after each change) and every `reconcile_interval`, so a

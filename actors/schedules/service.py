@@ -65,7 +65,7 @@ def scheduler_control(
     """The scheduler next to the sessions: in this process, or the Ray `SchedulerActor`."""
     if isinstance(mailbox.dispatcher, InProcessDispatcher):
         return Scheduler(store, mailbox)
-    from actors._remote import RaySchedulerControl
+    from actors._remote.scheduler_actor import RaySchedulerControl
 
     return RaySchedulerControl(settings)
 

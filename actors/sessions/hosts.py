@@ -119,7 +119,7 @@ class SessionHosts:
         self._handles.pop(name, None)
 
     async def _start_host(self, node: str, index: int) -> str:
-        from actors._remote import session_host_actor
+        from actors._remote.session_actor import session_host_actor
 
         name = host_actor_name(self._settings.key_prefix, node, index)
         handle = await asyncio.to_thread(session_host_actor, self._settings, name, node)

@@ -1,6 +1,6 @@
 """`SessionRuntime`: the single owner of one session — drains its inbox and runs its replies.
 
-The runtime is a plain asyncio class; a Ray actor (`actors._remote.SessionActor`) hosts it, and
+The runtime is a plain asyncio class; a Ray actor (`SessionActor` in `actors._remote`) hosts it, and
 tests or a single-process server can host it directly.
 
 Ownership: activation takes a new lease generation (fencing token); every write carries it,

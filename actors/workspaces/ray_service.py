@@ -115,7 +115,7 @@ class RayWorkspaceService:
         return node, moved_from
 
     async def _actor(self, request: WorkspaceRequest) -> Any:
-        from actors._remote import workspace_actor
+        from actors._remote.workspace_actor import workspace_actor
 
         node, _ = await self._place(request)
         return await asyncio.to_thread(workspace_actor, self._settings, node)

@@ -22,7 +22,7 @@ import redis
 from ray import serve
 from ray.cluster_utils import Cluster
 
-from actors._remote import workspace_actor_name
+from actors._remote.workspace_actor import workspace_actor_name
 from actors.bus.keys import Keys
 from actors.local._ports import find_free_port
 from actors.local.embedded_redis import EmbeddedRedis

@@ -12,7 +12,7 @@ import pytest
 import ray
 import redis
 
-from actors._remote import workspace_actor_name
+from actors._remote.workspace_actor import workspace_actor_name
 from actors.bus.keys import Keys
 from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings

@@ -1,16 +1,14 @@
-"""The Ray side of the runtime: the only module that declares Ray actors or sets their options."""
+"""`SessionActor`s host session runtimes; `RayDispatcher` wakes sessions through them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import ray
@@ -19,24 +17,17 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from redis.asyncio import Redis
 
 from actors.bus.redis_connect import connect
-from actors.errors import InvalidRequest, SessionUnavailable
+from actors.errors import SessionUnavailable
 from actors.ops import metrics
-from actors.schedules.scheduler import DEFAULT_MISFIRE_GRACE, Scheduler
 from actors.schedules.service import ScheduleService
 from actors.sessions.extensions import AgentExtensions
-from actors.sessions.hints import completion_hint
 from actors.sessions.hosts import SessionHosts, session_actor_name
 from actors.sessions.placement import DEDICATED
 from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.wiring import wire
-from actors.workspaces.backends import workspace_manager
-from actors.workspaces.host import SkillBundle, WorkspaceHost, WorkspaceRequest
 from actors.workspaces.ray_service import RayWorkspaceService
 from actors.workspaces.session_workspaces import SessionWorkspaces
-from agent_core.mcp import MCPClientConfig
-from agent_core.message import Msg, ToolCallBlock, ToolResultBlock, ToolResultState
-from agent_core.tool.execution import ToolInvocation
 
 log = logging.getLogger(__name__)
 
@@ -388,292 +379,3 @@ async def _ray_health() -> str:
     nodes = await asyncio.to_thread(ray.nodes)
     alive = sum(1 for node in nodes if node.get("Alive"))
     return f"ok ({alive} nodes)" if alive else "unavailable: no live Ray node"
-
-
-def workspace_actor_name(node_id: str) -> str:
-    """Ray actor name of the workspace host on a node."""
-    return f"workspace-host:{node_id}"
-
-
-@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0)
-class WorkspaceActor:
-    """Hosts the workspaces assigned to one node and runs everything that touches them.
-
-    Pinned to its node (workspace files live there). Ray restarts it if its process dies;
-    calls that were running end with an error result and the workspaces re-open on demand.
-    Tool calls are never retried automatically: they are not idempotent.
-    """
-
-    def __init__(self, settings: dict[str, Any]) -> None:
-        parsed = RuntimeSettings.model_validate(settings)
-        mailbox = wire(parsed, functools.partial(RayDispatcher, parsed)).mailbox
-
-        async def deliver(
-            session_id: str, call: ToolCallBlock, text: str, state: ToolResultState
-        ) -> None:
-            await mailbox.deliver(session_id, completion_hint(call, text, state))
-
-        self._host = WorkspaceHost(workspace_manager(parsed), deliver)
-
-    async def open(self, request: str, cwd: str | None) -> str:
-        """Open a workspace; its `WorkspaceView` as JSON."""
-        view = await self._host.open(WorkspaceRequest.model_validate_json(request), cwd)
-        return view.model_dump_json()
-
-    async def execute(self, request: str, invocation: str) -> AsyncGenerator[str, None]:
-        """Stream a built-in tool call's `ToolOutput`s as JSON."""
-        outputs = self._host.execute(
-            WorkspaceRequest.model_validate_json(request),
-            ToolInvocation.model_validate_json(invocation),
-        )
-        async with contextlib.aclosing(outputs):
-            async for output in outputs:
-                yield output.model_dump_json()
-
-    async def call_mcp(
-        self, request: str, server: str, tool: str, arguments: str
-    ) -> AsyncGenerator[str, None]:
-        """Stream an MCP tool call's `ToolChunk`s as JSON."""
-        chunks = self._host.call_mcp(
-            WorkspaceRequest.model_validate_json(request), server, tool, json.loads(arguments)
-        )
-        async with contextlib.aclosing(chunks):
-            async for chunk in chunks:
-                yield chunk.model_dump_json()
-
-    def cancel(self, call_id: str) -> bool:
-        """Stop a running tool call (killing what it started) unless it was adopted."""
-        return self._host.cancel(call_id)
-
-    async def adopt(self, request: str, tool_call_id: str) -> bool:
-        """Own a call its session moved to the background; deliver its result when done."""
-        return await self._host.adopt(WorkspaceRequest.model_validate_json(request), tool_call_id)
-
-    async def status(self, request: str, cwd: str | None) -> str:
-        """The session's working directory and git state, as JSON."""
-        view = await self._host.status(WorkspaceRequest.model_validate_json(request), cwd)
-        return view.model_dump_json()
-
-    async def stop_background(self, request: str, tool_call_id: str) -> bool:
-        """Stop an adopted call; it then delivers nothing."""
-        req = WorkspaceRequest.model_validate_json(request)
-        return await self._host.stop_background(req, tool_call_id)
-
-    async def offload_context(self, request: str, session_id: str, msgs: str) -> str:
-        """Persist compressed messages; the reference."""
-        parsed = [Msg.model_validate(item) for item in json.loads(msgs)]
-        req = WorkspaceRequest.model_validate_json(request)
-        return await self._host.offload_context(req, session_id, parsed)
-
-    async def offload_tool_result(self, request: str, session_id: str, result: str) -> str:
-        """Persist an oversized tool result; the reference."""
-        req = WorkspaceRequest.model_validate_json(request)
-        block = ToolResultBlock.model_validate_json(result)
-        return await self._host.offload_tool_result(req, session_id, block)
-
-    async def clear_session(self, request: str, session_id: str) -> None:
-        """Delete what was offloaded for a session."""
-        await self._host.clear_session(WorkspaceRequest.model_validate_json(request), session_id)
-
-    async def mcp_statuses(self, request: str) -> str:
-        """The MCP servers, as a JSON list of `MCPStatus`."""
-        statuses = await self._host.mcp_statuses(WorkspaceRequest.model_validate_json(request))
-        return json.dumps([status.model_dump(mode="json") for status in statuses])
-
-    async def add_mcp(self, request: str, config: str) -> None:
-        """Register an MCP server."""
-        req = WorkspaceRequest.model_validate_json(request)
-        await self._host.add_mcp(req, MCPClientConfig.model_validate_json(config))
-
-    async def remove_mcp(self, request: str, name: str) -> None:
-        """Unregister an MCP server."""
-        await self._host.remove_mcp(WorkspaceRequest.model_validate_json(request), name)
-
-    async def installed_skills(self, request: str) -> str:
-        """The skills, as a JSON list of `InstalledSkill`."""
-        skills = await self._host.installed_skills(WorkspaceRequest.model_validate_json(request))
-        return json.dumps([skill.model_dump(mode="json") for skill in skills])
-
-    async def add_skill(self, request: str, bundle: str) -> str:
-        """Install a skill bundle; the `InstalledSkill` as JSON."""
-        req = WorkspaceRequest.model_validate_json(request)
-        installed = await self._host.add_skill(req, SkillBundle.model_validate_json(bundle))
-        return installed.model_dump_json()
-
-    async def remove_skill(self, request: str, name: str) -> None:
-        """Uninstall a skill."""
-        await self._host.remove_skill(WorkspaceRequest.model_validate_json(request), name)
-
-    async def list_directory(self, request: str, path: str) -> str:
-        """One directory inside the workspace, as a `DirectoryListing` JSON."""
-        req = WorkspaceRequest.model_validate_json(request)
-        return (await self._host.list_directory(req, path)).model_dump_json()
-
-    async def file_info(self, request: str, path: str) -> str:
-        """A regular file inside the workspace, as a `FileInfo` JSON."""
-        req = WorkspaceRequest.model_validate_json(request)
-        return (await self._host.file_info(req, path)).model_dump_json()
-
-    # File contents travel as raw bytes (not JSON); backpressure keeps a slow reader from
-    # making the node read the whole file into the object store ahead of it.
-    @ray.method(_generator_backpressure_num_objects=_FILE_CHUNKS_AHEAD)  # type: ignore[untyped-decorator]
-    async def file_chunks(self, request: str, path: str, size: int) -> AsyncGenerator[bytes, None]:
-        """Stream the first `size` bytes of a file inside the workspace."""
-        chunks = self._host.file_chunks(WorkspaceRequest.model_validate_json(request), path, size)
-        async with contextlib.aclosing(chunks):
-            async for chunk in chunks:
-                yield chunk
-
-    def pid(self) -> int:
-        """The worker process id (for operations and fault-injection tests)."""
-        return os.getpid()
-
-    def node_id(self) -> str:
-        """The Ray node the actor runs on."""
-        return str(ray.get_runtime_context().get_node_id())
-
-
-def workspace_actor(settings: RuntimeSettings, node_id: str) -> Any:
-    """Get or create the workspace host actor pinned to `node_id` (blocking)."""
-    return WorkspaceActor.options(  # type: ignore[attr-defined]
-        name=workspace_actor_name(node_id),
-        namespace=settings.namespace,
-        get_if_exists=True,
-        lifetime="detached",
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-    ).remote(settings.model_dump())
-
-
-SCHEDULER_ACTOR_NAME = "scheduler"
-
-
-@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
-class SchedulerActor:
-    """Hosts the deployment's one `Scheduler` (detached, named `scheduler` in the namespace).
-
-    Ray restarts the actor if its process dies. Nobody calls a restarted actor, so the
-    constructor queues the actor's own `start`, which reloads every schedule and catches up on
-    missed fires; the fire tokens in Redis keep due times that already fired from firing again.
-    """
-
-    def __init__(self, settings: dict[str, Any], misfire_grace: float) -> None:
-        self._settings = RuntimeSettings.model_validate(settings)
-        parts = wire(self._settings, functools.partial(RayDispatcher, self._settings))
-        self._scheduler = Scheduler(parts.schedule_store(), parts.mailbox, misfire_grace)
-        ray.get_runtime_context().current_actor.start.remote()
-
-    async def start(self) -> None:
-        """Start timing every schedule (idempotent)."""
-        await self._scheduler.start()
-
-    async def sync(self, schedule_id: str) -> None:
-        """Apply the schedule's current record (created, changed or deleted)."""
-        await self._scheduler.sync(schedule_id)
-
-    async def fire(self, schedule_id: str, due: datetime) -> str | None:
-        """Fire due time `due` unless it fired already; return the session it went to."""
-        return await self._scheduler.fire(schedule_id, due)
-
-    async def fire_now(self, schedule_id: str) -> str | None:
-        """Fire the schedule now; return the session it went to."""
-        return await self._scheduler.fire_now(schedule_id)
-
-    async def ping(self) -> dict[str, Any]:
-        """The worker pid, the key prefix served and each job's next run time (ISO, UTC)."""
-        jobs = {
-            schedule_id: None if next_run is None else next_run.isoformat()
-            for schedule_id, next_run in self._scheduler.jobs().items()
-        }
-        return {"pid": os.getpid(), "key_prefix": self._settings.key_prefix, "jobs": jobs}
-
-
-def ensure_scheduler(
-    settings: RuntimeSettings, misfire_grace: float = DEFAULT_MISFIRE_GRACE
-) -> Any:
-    """Get or create the namespace's `SchedulerActor` and wait until it has started (blocks).
-
-    `misfire_grace` applies only when this call creates the actor.
-
-    Raises:
-        InvalidRequest: the namespace's scheduler serves another key prefix.
-    """
-    handle = SchedulerActor.options(  # type: ignore[attr-defined]
-        name=SCHEDULER_ACTOR_NAME,
-        namespace=settings.namespace,
-        get_if_exists=True,
-        lifetime="detached",
-    ).remote(settings.model_dump(), misfire_grace)
-    served = ray.get(handle.ping.remote())["key_prefix"]
-    if served != settings.key_prefix:
-        raise InvalidRequest(
-            f"the scheduler of Ray namespace {settings.namespace!r} serves key prefix "
-            f"{served!r}, not {settings.key_prefix!r}"
-        )
-    ray.get(handle.start.remote())
-    return handle
-
-
-class RaySchedulerControl:
-    """`SchedulerControl` over the `SchedulerActor`, created on first use."""
-
-    def __init__(
-        self, settings: RuntimeSettings, misfire_grace: float = DEFAULT_MISFIRE_GRACE
-    ) -> None:
-        self._settings = settings
-        self._misfire_grace = misfire_grace
-        self._handle: Any | None = None
-
-    async def _actor(self) -> Any:
-        if self._handle is None:
-            self._handle = await asyncio.to_thread(
-                ensure_scheduler, self._settings, self._misfire_grace
-            )
-        return self._handle
-
-    async def start(self) -> None:
-        """Get or create the scheduler actor and wait until it has started."""
-        await self._actor()
-
-    async def sync(self, schedule_id: str) -> None:
-        """Make the actor apply the schedule's current record."""
-        handle = await self._actor()
-        try:
-            await handle.sync.remote(schedule_id)
-        except RayActorError:
-            self._handle = None  # gone for good: get or create it again next time
-            raise
-
-    async def fire_now(self, schedule_id: str) -> str | None:
-        """Make the actor fire the schedule now.
-
-        Raises:
-            ScheduleNotFound: no such schedule.
-        """
-        handle = await self._actor()
-        try:
-            session_id: str | None = await handle.fire_now.remote(schedule_id)
-        except RayActorError:
-            self._handle = None
-            raise
-        return session_id
-
-    async def health(self) -> str:
-        """`ok (N schedules)` when the actor answers; never creates it."""
-        handle: Any = self._handle
-        if handle is None:
-            try:
-                handle = await asyncio.to_thread(
-                    ray.get_actor, SCHEDULER_ACTOR_NAME, namespace=self._settings.namespace
-                )
-            except ValueError:
-                return "unavailable: the scheduler actor is not running"
-        try:
-            answer = await handle.ping.remote()
-        except RayActorError:
-            self._handle = None
-            raise
-        return f"ok ({len(answer['jobs'])} schedules)"
-
-    async def close(self) -> None:
-        """Forget the actor handle (the actor keeps running)."""
-        self._handle = None
