@@ -19,6 +19,7 @@ from actors.client import (
     MAX_UPLOAD_REQUEST_BYTES,
     RedisMessageBus,
     RedisStorage,
+    RuntimeApi,
     RuntimeClient,
     SessionDispatcher,
     ray_dispatcher,
@@ -236,7 +237,7 @@ def cors_middleware(origins: Sequence[str]) -> Middleware:
 
 
 def build_app(
-    runtime_factory: Callable[[], RuntimeClient],
+    runtime_factory: Callable[[], RuntimeApi],
     *,
     middlewares: Sequence[Middleware] = (),
     title: str = "Troupe",

@@ -68,7 +68,7 @@ async def create_download_token(
     The session and the file are checked here, so that a mistake surfaces as an error the UI
     can show rather than as the browser's error page.
     """
-    workspace = await runtime.session_workspace(user, agent_id, session_id)
+    workspace = await runtime.sessions.workspace(user, agent_id, session_id)
     await workspace.read_file(path)
     token, expires_at = await runtime.download_tokens.sign(user, agent_id, session_id, path)
     return DownloadTokenResponse(token=token, expires_at=expires_at)
@@ -99,7 +99,7 @@ async def read_workspace_file(
         raise HTTPException(
             status_code=401, detail="an X-User-ID header or a download token is required"
         )
-    workspace = await runtime.session_workspace(user, agent_id, session_id)
+    workspace = await runtime.sessions.workspace(user, agent_id, session_id)
     stream = await workspace.read_file(path)
     name = stream.info.name
     headers = {**_UNTRUSTED, "Content-Length": str(stream.info.size_bytes)}

@@ -54,7 +54,7 @@ async def test_stored_gemini_credential_drives_a_model(service: Service) -> None
         (view,) = (await service.api.get("/credential/", headers=ALICE)).json()["credentials"]
         assert view["data"]["api_key"] == "********"
 
-        record = await service.runtime.get_credential("alice", credential_id)
+        record = await service.runtime.credentials.get("alice", credential_id)
         config = ChatModelConfig(
             type="gemini_credential",
             credential_id=credential_id,
@@ -76,7 +76,7 @@ async def test_stored_ollama_credential_drives_a_model(service: Service) -> None
         data = {"type": "ollama_credential", "host": server.base_url}
         created = await service.api.post("/credential/", json={"data": data}, headers=ALICE)
         assert created.status_code == 201, created.text
-        record = await service.runtime.get_credential("alice", created.json()["credential_id"])
+        record = await service.runtime.credentials.get("alice", created.json()["credential_id"])
         config = ChatModelConfig(
             type="ollama_credential", credential_id=record.id, model="qwen3:8b"
         )
