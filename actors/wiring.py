@@ -2,7 +2,7 @@
 
 Every process of the runtime (an API replica's `RuntimeClient`, the in-process dispatcher, the
 session, workspace and scheduler actors) builds its parts here, on one Redis connection pool,
-and hands them to what it runs; nothing else connects to Redis or picks a key layout.
+and hands them to what it runs: nothing else builds storage, bus or mailbox.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ class RuntimeParts(Generic[D]):
     dispatcher: D
     mailbox: Mailbox
     teams: TeamStore
+
+    def stream_pool(self) -> Redis:
+        """A new pool for blocking stream reads (`stream_connections` connections at most).
+
+        Apart from `redis`, so that readers parked on event logs never take the connections
+        requests need.
+        """
+        return connect(self.settings.redis_url, self.settings.stream_connections)
 
     def schedule_store(self) -> ScheduleStore:
         """The schedule records, on the parts' connection pool."""

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from actors.bus.event_fanout import EventFanout
 from actors.bus.items import ChatInput, ChatItem
 from actors.bus.mailbox import SessionDispatcher
-from actors.bus.redis_connect import connect
 from actors.bus.redis_errors import storage_errors
 from actors.bus.stream_ids import StreamId
 from actors.errors import NotAwaiting, NotFound
@@ -35,6 +34,7 @@ class ChatClient:
     """Chat with the user's sessions. Redis outages surface as `StorageUnavailable`."""
 
     def __init__(self, parts: RuntimeParts[SessionDispatcher]) -> None:
+        self._parts = parts
         self._settings = parts.settings
         self._storage = parts.storage
         self._bus = parts.bus
@@ -132,7 +132,7 @@ class ChatClient:
         """
         if self._fanout is None:
             self._fanout = EventFanout(
-                connect(self._settings.redis_url, self._settings.stream_connections),
+                self._parts.stream_pool(),
                 self._bus.keys,
                 block_ms=self._settings.stream_block_ms,
                 outage_grace=self._settings.stream_outage_grace,
