@@ -5,9 +5,9 @@ The HTTP layer and embedding applications use `RuntimeClient` (from `actors.clie
 """
 
 from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
-from actors.team import SubAgentTemplate
+from actors.teams.store import SubAgentTemplate
 
 __all__ = [
     "EmbeddedRedis",

@@ -58,7 +58,7 @@ import httpx
 import psutil
 from _harness import service_stack
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame, read_frames

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from actors.records import (
+from actors.storage.records import (
     AgentChatConfig,
     AgentData,
     AgentRecord,

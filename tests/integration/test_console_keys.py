@@ -20,10 +20,10 @@ import pytest
 from cryptography.fernet import Fernet
 from redis.asyncio import Redis
 
-from actors.api_keys import ApiKeyStore
+from actors.bus.keys import Keys
 from actors.client import InProcessDispatcher
-from actors.keys import Keys
 from actors.settings import RuntimeSettings
+from actors.storage.api_keys import ApiKeyStore
 from serve import create_app
 from tests.support.asgi_server import served
 from tests.support.browser import Browser, artifacts_dir, find_browser

@@ -27,11 +27,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from ray import serve
 from redis.asyncio import Redis
 
-from actors._ports import find_free_port
-from actors.bus import RedisMessageBus
-from actors.embedded_redis import EmbeddedRedis
-from actors.items import HintItem
-from actors.keys import Keys
+from actors.local._ports import find_free_port
+from actors.bus.items import HintItem
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
+from actors.local.embedded_redis import EmbeddedRedis
 from serve.cli_commands import cli
 from serve.client import TroupeClient
 from tests.integration.conftest import LiveService, deploy_service

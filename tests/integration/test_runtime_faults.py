@@ -14,8 +14,8 @@ import pytest
 import ray
 from ray import serve
 
-from actors.embedded_redis import EmbeddedRedis
-from actors.session_hosts import session_actor_name
+from actors.local.embedded_redis import EmbeddedRedis
+from actors.sessions.hosts import session_actor_name
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import (
     USER,

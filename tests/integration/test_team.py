@@ -15,7 +15,7 @@ import pytest
 import ray
 from ray import serve
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE_START_TIMEOUT = 240.0

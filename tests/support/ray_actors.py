@@ -8,9 +8,9 @@ from typing import Any
 import ray
 import redis
 
-from actors.host_placement import DEDICATED
-from actors.keys import Keys
-from actors.session_hosts import session_actor_name
+from actors.bus.keys import Keys
+from actors.sessions.hosts import session_actor_name
+from actors.sessions.placement import DEDICATED
 from actors.settings import RuntimeSettings
 
 NAMESPACE = "troupe-test"

@@ -50,7 +50,14 @@ def loaded_after_import(module: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", ["actors.session", "actors._remote", "actors.workspace_host", "agent_core.agent"]
+    "module",
+    [
+        "actors.sessions.runtime",
+        "actors._remote.session_actor",
+        "actors._remote.workspace_actor",
+        "actors.workspaces.host",
+        "agent_core.agent",
+    ],
 )
 def test_an_actor_module_loads_no_cli_provider_or_backend_sdk(module: str) -> None:
     assert loaded_after_import(module) == set()
