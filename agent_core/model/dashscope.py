@@ -13,11 +13,11 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
+from agent_core.model._compatible import ThinkingChatModel
 from agent_core.model.base import ChatModelBase
-from agent_core.model.openai import OpenAIChatModel
 
 
-class DashScopeChatModel(OpenAIChatModel):
+class DashScopeChatModel(ThinkingChatModel):
     """A Qwen model served by DashScope.
 
     Args:
@@ -67,10 +67,6 @@ class DashScopeChatModel(OpenAIChatModel):
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(names=False)
-
-    def _forces_tool_calls(self) -> bool:
-        # Qwen in thinking mode takes only an `auto` or `none` tool choice.
-        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
 
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DashScope's `enable_thinking`."""

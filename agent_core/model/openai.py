@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar, Literal
@@ -10,11 +11,10 @@ from pydantic import ConfigDict, Field
 
 from agent_core.credential import OpenAICredential
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
-from agent_core.message import Msg
 from agent_core.model._chat_completions import DeltaDecoder
-from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
 from agent_core.model._transport import parse_retry_after
-from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase, ToolChoice
+from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 
 __all__ = ["OpenAIChatModel", "parse_retry_after"]
 
@@ -83,6 +83,8 @@ class OpenAIChatModel(HTTPChatModel):
         )
 
     type = "openai_chat"
+    path = "/chat/completions"
+    decoder: ClassVar[builtins.type[ResponseDecoder]] = DeltaDecoder
     cards_dir: ClassVar[Traversable | None] = files("agent_core.model") / "_cards" / "openai"
 
     def _default_formatter(self) -> FormatterBase:
@@ -94,37 +96,24 @@ class OpenAIChatModel(HTTPChatModel):
             headers["OpenAI-Organization"] = self.credential.organization
         return headers
 
-    def _path(self, model_name: str) -> str:
-        return "/chat/completions"
-
-    def _decoder(self) -> ResponseDecoder:
-        return DeltaDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         fields = self.parameters.model_dump(exclude_none=True)
         parallel = fields.pop("parallel_tool_calls", None)
         body: dict[str, Any] = {
             **self._parameter_fields(fields),
-            "model": model_name,
-            "messages": await self.formatter.format(messages),
+            "model": call.model_name,
+            "messages": await self.formatter.format(call.messages),
             "stream": self.stream,
         }
-        body.update(extra)
+        body.update(call.extra)
         if self.stream:
             body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = tools
+        if call.tools:
+            body["tools"] = call.tools
             if parallel is not None:
                 body["parallel_tool_calls"] = parallel
-            if tool_choice is not None:
-                mode = tool_choice.mode
+            if call.tool_choice is not None:
+                mode = call.tool_choice.mode
                 body["tool_choice"] = (
                     mode
                     if mode in TOOL_CHOICE_MODES

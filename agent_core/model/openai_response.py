@@ -16,9 +16,9 @@ from pydantic import AliasChoices, ConfigDict, Field
 from agent_core._ids import new_id
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter, OpenAIMultiAgentFormatter
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
-from agent_core.model._http import ResponseDecoder
+from agent_core.model._http import BodyArgs, ResponseDecoder
 from agent_core.model._response import ChatUsage, ResponseBlock
-from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase, ToolChoice
+from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
 
@@ -227,26 +227,15 @@ class OpenAIResponseModel(OpenAIChatModel):
         )
 
     type = "openai_response"
+    path = "/responses"
+    decoder = _ResponsesDecoder
     # The Chat Completions cards tune `OpenAIChatModel.Parameters`; this class ships none.
     cards_dir: ClassVar[Traversable | None] = None
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIResponseFormatter()
 
-    def _path(self, model_name: str) -> str:
-        return "/responses"
-
-    def _decoder(self) -> ResponseDecoder:
-        return _ResponsesDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         fields = self.parameters.model_dump(exclude_none=True)
         parallel = fields.pop("parallel_tool_calls", None)
         thinking = fields.pop("thinking_enable")
@@ -254,25 +243,25 @@ class OpenAIResponseModel(OpenAIChatModel):
         summary = fields.pop("reasoning_summary")
         body: dict[str, Any] = {
             **fields,
-            "model": model_name,
-            "input": await self.formatter.format(messages),
+            "model": call.model_name,
+            "input": await self.formatter.format(call.messages),
             "stream": self.stream,
             "store": False,
         }
         if thinking:
             body["reasoning"] = {"summary": summary, **({"effort": effort} if effort else {})}
             body["include"] = ["reasoning.encrypted_content"]
-        if tools:
+        if call.tools:
             body["tools"] = [
                 {"type": "function", **{k: v for k, v in t["function"].items() if k != "strict"}}
-                for t in tools
+                for t in call.tools
             ]
             if parallel is not None:
                 body["parallel_tool_calls"] = parallel
-            if tool_choice is not None:
-                mode = tool_choice.mode
+            if call.tool_choice is not None:
+                mode = call.tool_choice.mode
                 body["tool_choice"] = (
                     mode if mode in TOOL_CHOICE_MODES else {"type": "function", "name": mode}
                 )
-        body.update(extra)
+        body.update(call.extra)
         return body
