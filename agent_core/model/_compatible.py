@@ -11,6 +11,13 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from agent_core.model._knobs import (
+    FrequencyPenalty,
+    ParallelToolCalls,
+    PresencePenalty,
+    Temperature,
+    TopP,
+)
 from agent_core.model.base import ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
@@ -20,23 +27,13 @@ class CompatibleParameters(ChatModelBase.Parameters):
 
     model_config = ConfigDict(extra="allow")
 
-    temperature: float | None = Field(
-        default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-    )
-    top_p: float | None = Field(
-        default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-    )
+    temperature: Temperature = None
+    top_p: TopP = None
     max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
-    frequency_penalty: float | None = Field(
-        default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
-    )
-    presence_penalty: float | None = Field(
-        default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
-    )
+    frequency_penalty: FrequencyPenalty = None
+    presence_penalty: PresencePenalty = None
     stop: list[str] | None = Field(default=None, description="Sequences that end the answer.")
-    parallel_tool_calls: bool | None = Field(
-        default=None, description="Whether the model may call several tools at once."
-    )
+    parallel_tool_calls: ParallelToolCalls = None
 
 
 class ThinkingChatModel(OpenAIChatModel):

@@ -30,6 +30,7 @@ from agent_core.message import (
     ToolResultBlock,
 )
 from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -345,12 +346,8 @@ class AnthropicChatModel(HTTPChatModel):
         temperature: float | None = Field(
             default=None, ge=0, le=1, description="Sampling temperature; higher is more random."
         )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        top_p: TopP = None
+        top_k: TopK = None
         stop_sequences: list[str] | None = Field(
             default=None, description="Sequences that end the answer."
         )
@@ -386,9 +383,7 @@ class AnthropicChatModel(HTTPChatModel):
             default=True,
             description="Cache the system prompt, tools and conversation prefix between calls.",
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        parallel_tool_calls: ParallelToolCalls = None
 
     type = "anthropic_chat"
     path = "/messages"

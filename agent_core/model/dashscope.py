@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model._compatible import ThinkingChatModel
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP
 from agent_core.model.base import ChatModelBase
 
 
@@ -51,15 +52,9 @@ class DashScopeChatModel(ThinkingChatModel):
         temperature: float | None = Field(
             default=None, ge=0, lt=2, description="Sampling temperature; higher is more random."
         )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        top_p: TopP = None
+        top_k: TopK = None
+        parallel_tool_calls: ParallelToolCalls = None
 
     type = "dashscope_chat"
     default_context_size = 131_072

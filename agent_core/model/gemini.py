@@ -20,6 +20,7 @@ from agent_core.formatter import FormatterBase
 from agent_core.message import Msg
 from agent_core.model._gemini_wire import GeminiDecoder, function_declarations, retry_delay
 from agent_core.model._http import BodyArgs, HTTPChatModel, present
+from agent_core.model._knobs import Seed, Temperature, TopK, TopP
 from agent_core.model._response import ChatResponse
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -66,19 +67,13 @@ class GeminiChatModel(HTTPChatModel):
         thinking_level: Literal["minimal", "low", "medium", "high"] | None = Field(
             default=None, description="How hard a Gemini 3 model thinks (instead of a budget)."
         )
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
+        top_k: TopK = None
         stop: list[str] | None = Field(
             default=None, max_length=5, description="Sequences that end the answer."
         )
-        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        seed: Seed = None
         presence_penalty: float | None = Field(
             default=None, ge=-2, lt=2, description="Penalty on tokens that appeared at all."
         )

@@ -22,6 +22,7 @@ from agent_core.credential import OllamaCredential
 from agent_core.formatter import FormatterBase
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder, present
+from agent_core.model._knobs import Temperature, TopK, TopP
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model._structured import StructuredModel, StructuredResponse, json_structured_output
 from agent_core.model.base import ChatModelBase, ToolChoice
@@ -129,15 +130,9 @@ class OllamaChatModel(HTTPChatModel):
         thinking_level: Literal["low", "medium", "high"] | None = Field(
             default=None, description="How hard a model with levels (gpt-oss) thinks, if enabled."
         )
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
+        top_k: TopK = None
         min_p: float | None = Field(
             default=None,
             ge=0,

@@ -13,6 +13,14 @@ from agent_core.credential import OpenAICredential
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model._chat_completions import DeltaDecoder
 from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
+from agent_core.model._knobs import (
+    FrequencyPenalty,
+    ParallelToolCalls,
+    PresencePenalty,
+    Seed,
+    Temperature,
+    TopP,
+)
 from agent_core.model._transport import parse_retry_after
 from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 
@@ -45,31 +53,21 @@ class OpenAIChatModel(HTTPChatModel):
 
         model_config = ConfigDict(extra="allow")
 
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (compatible servers)."
         )
         max_completion_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate, reasoning included."
         )
-        frequency_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
-        )
-        presence_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
-        )
-        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        frequency_penalty: FrequencyPenalty = None
+        presence_penalty: PresencePenalty = None
+        seed: Seed = None
         stop: list[str] | None = Field(
             default=None, max_length=4, description="Sequences that end the answer."
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        parallel_tool_calls: ParallelToolCalls = None
         thinking_enable: bool = Field(
             default=False,
             title="Thinking",

@@ -17,6 +17,7 @@ from agent_core._ids import new_id
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter, OpenAIMultiAgentFormatter
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import BodyArgs, ResponseDecoder
+from agent_core.model._knobs import ParallelToolCalls, Temperature, TopP
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
@@ -200,12 +201,8 @@ class OpenAIResponseModel(OpenAIChatModel):
 
         model_config = ConfigDict(extra="allow")
 
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
         max_output_tokens: int | None = Field(
             default=None,
             gt=0,
@@ -213,9 +210,7 @@ class OpenAIResponseModel(OpenAIChatModel):
             validation_alias=AliasChoices("max_output_tokens", "max_tokens"),
             description="Most tokens to generate, reasoning included.",
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        parallel_tool_calls: ParallelToolCalls = None
         thinking_enable: bool = Field(
             default=False, title="Thinking", description="Reason at `reasoning_effort` first."
         )

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from agent_core.model._compatible import CompatibleParameters
+from agent_core.model._knobs import Seed
 from agent_core.model.openai import OpenAIChatModel
 
 
@@ -21,7 +22,7 @@ class XAIChatModel(OpenAIChatModel):
     class Parameters(CompatibleParameters):
         """xAI request parameters; unknown ones pass through as request fields."""
 
-        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        seed: Seed = None
         thinking_enable: bool = Field(
             default=False,
             title="Thinking",
