@@ -1,11 +1,12 @@
 """Request parameters that several providers declare alike, as types to annotate fields with.
 
 Each is optional: a field declared `temperature: Temperature = None` is sent only when set.
+`thinking` declares the `thinking_enable` switch every provider has, in its own words.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -27,3 +28,8 @@ PresencePenalty = Annotated[
 ParallelToolCalls = Annotated[
     bool | None, Field(description="Whether the model may call several tools at once.")
 ]
+
+
+def thinking(description: str) -> Any:
+    """The `thinking_enable` field (off by default), `description` saying what it does."""
+    return Field(default=False, title="Thinking", description=description)

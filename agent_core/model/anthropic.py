@@ -30,7 +30,7 @@ from agent_core.message import (
     ToolResultBlock,
 )
 from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
-from agent_core.model._knobs import ParallelToolCalls, TopK, TopP
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -351,11 +351,9 @@ class AnthropicChatModel(HTTPChatModel):
         stop_sequences: list[str] | None = Field(
             default=None, description="Sequences that end the answer."
         )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Extended thinking before answering, within `thinking_budget` "
-            "(`thinking_mode`, when set, wins).",
+        thinking_enable: bool = thinking(
+            "Extended thinking before answering, within `thinking_budget` "
+            "(`thinking_mode`, when set, wins)."
         )
         thinking_budget: int = Field(
             default=4096,

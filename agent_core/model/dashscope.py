@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model._compatible import ThinkingChatModel
-from agent_core.model._knobs import ParallelToolCalls, TopK, TopP
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP, thinking
 from agent_core.model.base import ChatModelBase
 
 
@@ -41,11 +41,7 @@ class DashScopeChatModel(ThinkingChatModel):
         model_config = ConfigDict(extra="allow")
 
         max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a hybrid model (e.g. qwen3) think before answering.",
-        )
+        thinking_enable: bool = thinking("Let a hybrid model (e.g. qwen3) think before answering.")
         thinking_budget: int | None = Field(
             default=None, gt=0, description="Most tokens the model may spend thinking."
         )

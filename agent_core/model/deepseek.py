@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-from pydantic import Field
-
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model._compatible import CompatibleParameters, ThinkingChatModel
+from agent_core.model._knobs import thinking
 
 
 class DeepSeekChatModel(ThinkingChatModel):
@@ -22,10 +21,8 @@ class DeepSeekChatModel(ThinkingChatModel):
     class Parameters(CompatibleParameters):
         """DeepSeek request parameters; unknown ones pass through as request fields."""
 
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let deepseek-chat think first (deepseek-reasoner always does).",
+        thinking_enable: bool = thinking(
+            "Let deepseek-chat think first (deepseek-reasoner always does)."
         )
 
     type = "deepseek_chat"

@@ -20,7 +20,7 @@ from agent_core.formatter import FormatterBase
 from agent_core.message import Msg
 from agent_core.model._gemini_wire import GeminiDecoder, function_declarations, retry_delay
 from agent_core.model._http import BodyArgs, HTTPChatModel, present
-from agent_core.model._knobs import Seed, Temperature, TopK, TopP
+from agent_core.model._knobs import Seed, Temperature, TopK, TopP, thinking
 from agent_core.model._response import ChatResponse
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -56,9 +56,7 @@ class GeminiChatModel(HTTPChatModel):
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (`maxOutputTokens`)."
         )
-        thinking_enable: bool = Field(
-            default=False, title="Thinking", description="Think, and show thought summaries."
-        )
+        thinking_enable: bool = thinking("Think, and show thought summaries.")
         thinking_budget: int | None = Field(
             default=None,
             ge=-1,

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
 from agent_core.model._compatible import CompatibleParameters, ThinkingChatModel
+from agent_core.model._knobs import thinking
 
 
 class MoonshotChatModel(ThinkingChatModel):
@@ -24,10 +25,8 @@ class MoonshotChatModel(ThinkingChatModel):
         temperature: float | None = Field(
             default=None, ge=0, le=1, description="Sampling temperature; higher is more random."
         )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a hybrid model think first (kimi-k2-thinking always does).",
+        thinking_enable: bool = thinking(
+            "Let a hybrid model think first (kimi-k2-thinking always does)."
         )
 
     type = "moonshot_chat"

@@ -22,7 +22,7 @@ from agent_core.credential import OllamaCredential
 from agent_core.formatter import FormatterBase
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder, present
-from agent_core.model._knobs import Temperature, TopK, TopP
+from agent_core.model._knobs import Temperature, TopK, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model._structured import StructuredModel, StructuredResponse, json_structured_output
 from agent_core.model.base import ChatModelBase, ToolChoice
@@ -122,10 +122,8 @@ class OllamaChatModel(HTTPChatModel):
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (`num_predict`)."
         )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a thinking model (qwen3, deepseek-r1, gpt-oss, ...) think first.",
+        thinking_enable: bool = thinking(
+            "Let a thinking model (qwen3, deepseek-r1, gpt-oss, ...) think first."
         )
         thinking_level: Literal["low", "medium", "high"] | None = Field(
             default=None, description="How hard a model with levels (gpt-oss) thinks, if enabled."

@@ -20,6 +20,7 @@ from agent_core.model._knobs import (
     Seed,
     Temperature,
     TopP,
+    thinking,
 )
 from agent_core.model._transport import parse_retry_after
 from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
@@ -68,10 +69,8 @@ class OpenAIChatModel(HTTPChatModel):
             default=None, max_length=4, description="Sequences that end the answer."
         )
         parallel_tool_calls: ParallelToolCalls = None
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a reasoning model reason at `reasoning_effort` (o3, o4-mini, ...).",
+        thinking_enable: bool = thinking(
+            "Let a reasoning model reason at `reasoning_effort` (o3, o4-mini, ...)."
         )
         reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = (
             Field(

@@ -17,7 +17,7 @@ from agent_core._ids import new_id
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter, OpenAIMultiAgentFormatter
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import BodyArgs, ResponseDecoder
-from agent_core.model._knobs import ParallelToolCalls, Temperature, TopP
+from agent_core.model._knobs import ParallelToolCalls, Temperature, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
@@ -211,9 +211,7 @@ class OpenAIResponseModel(OpenAIChatModel):
             description="Most tokens to generate, reasoning included.",
         )
         parallel_tool_calls: ParallelToolCalls = None
-        thinking_enable: bool = Field(
-            default=False, title="Thinking", description="Reason at `reasoning_effort` first."
-        )
+        thinking_enable: bool = thinking("Reason at `reasoning_effort` first.")
         reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = (
             Field(default=None, description="How hard the model reasons (with thinking enabled).")
         )

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from agent_core.model._compatible import CompatibleParameters
-from agent_core.model._knobs import Seed
+from agent_core.model._knobs import Seed, thinking
 from agent_core.model.openai import OpenAIChatModel
 
 
@@ -23,10 +23,8 @@ class XAIChatModel(OpenAIChatModel):
         """xAI request parameters; unknown ones pass through as request fields."""
 
         seed: Seed = None
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Send `reasoning_effort` (models taking one, e.g. grok-3-mini).",
+        thinking_enable: bool = thinking(
+            "Send `reasoning_effort` (models taking one, e.g. grok-3-mini)."
         )
         reasoning_effort: Literal["low", "high"] | None = Field(
             default=None, description="How hard the model reasons; sent only with thinking enabled."
