@@ -45,6 +45,26 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
+DRIVER_PRELUDE = r"""
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+const cfg = JSON.parse(process.env.FLOW);"""
+"""How a driver script starts: `fs`, `path`, playwright's `chromium` and the flow's `cfg`."""
+DRIVER_END = r"""  } catch (e) {
+    report.ok = false;
+    report.error = String(e && e.stack || e);
+    try { await step('failure'); } catch (_) {}
+  } finally {
+    await browser.close();
+    fs.writeFileSync(cfg.reportPath, JSON.stringify(report, null, 1));
+  }
+})();
+"""
+"""How a driver script ends: its `try` block's failure (`report.error`, a `step('failure')`
+screenshot), then the browser closed and the `report` written to `cfg.reportPath`.
+"""
+
 
 def _requirement(env: str, default: str | None = None) -> str | None:
     value = os.environ.get(env) or default
