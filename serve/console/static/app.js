@@ -40,10 +40,12 @@ function signOut(note) {
   route();
 }
 
-// A 401 under --auth keys: the key was revoked or mistyped; ask for one again.
-function refused(res, message) {
+// A 401 under --auth keys: the key was revoked or mistyped; ask for one again. `sentKey` is the key
+// the request carried: a late refusal of a key already replaced (the user signed in again while
+// requests made with the old one were in flight) must not sign the new key out.
+function refused(res, message, sentKey) {
   if (res.status !== 401 || authMode !== 'keys') return false;
-  signOut(`The server refused the API key: ${message}. Sign in again.`);
+  if (sentKey === apiKey()) signOut(`The server refused the API key: ${message}. Sign in again.`);
   return true;
 }
 
@@ -54,6 +56,7 @@ function flash(message) {
 }
 
 async function api(method, path, body) {
+  const sentKey = apiKey();
   const headers = authHeaders();
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(BASE + path, {
@@ -65,7 +68,7 @@ async function api(method, path, body) {
       const err = await res.json();
       message = (err.error && err.error.message) || JSON.stringify(err.detail);
     } catch (_) { /* not JSON */ }
-    refused(res, message);
+    refused(res, message, sentKey);
     throw new Error(`${method} ${path}: ${res.status} ${message}`);
   }
   return res.status === 204 ? null : res.json();
@@ -110,12 +113,13 @@ async function streamEvents(sessionId, after, onEvent, signal, onOpen) {
   let first = true;
   while (!signal.aborted) {
     try {
+      const sentKey = apiKey();
       const headers = authHeaders();
       let url = `${BASE}/sessions/${sessionId}/stream`;
       if (first) url += `?after=${encodeURIComponent(cursor)}`;
       else headers['Last-Event-ID'] = cursor;
       const res = await fetch(url, { headers, signal });
-      if (refused(res, 'the event stream needs a valid key')) return;
+      if (refused(res, 'the event stream needs a valid key', sentKey)) return;
       if (!res.ok) throw new Error(`stream: ${res.status}`);
       first = false;
       if (onOpen) onOpen();
@@ -258,12 +262,13 @@ function teamPanel(page, sessionId) {
     h('span', {}, h('a', { href: `#/chat/${m.session_id}` }, m.name), ' ', h('span', { class: 'muted' }, role)),
     h('span', {}, badge(m.status), ' ', h('span', { class: 'depth' }, `inbox ${m.inbox_depth}`)));
   const refresh = async () => {
+    const sentKey = apiKey();
     const res = await fetch(`${BASE}/sessions/${sessionId}/team`, { headers: authHeaders() });
     if (res.status === 404) {
       box.replaceChildren(h('h3', {}, 'Team'), h('p', { class: 'empty' }, 'Not in a team.'));
       return;
     }
-    if (refused(res, 'the team panel needs a valid key')) return;
+    if (refused(res, 'the team panel needs a valid key', sentKey)) return;
     if (!res.ok) throw new Error(`team: ${res.status}`);
     const team = await res.json();
     box.replaceChildren(h('h3', {}, `Team ${team.name}`),
