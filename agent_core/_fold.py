@@ -8,6 +8,8 @@ every fold of a stream yields the same `Msg` (a client's fold equals the agent's
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -15,7 +17,6 @@ from agent_core._trusted import trusted
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
-    CustomEvent,
     DataBlockDeltaEvent,
     DataBlockEndEvent,
     DataBlockStartEvent,
@@ -185,6 +186,164 @@ def _put(block: BaseModel, name: str, value: str) -> None:
     block.__pydantic_fields_set__.add(name)
 
 
+def _text_start(msg: Msg, event: TextBlockStartEvent) -> None:
+    msg.content.append(trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at))
+
+
+def _text_delta(msg: Msg, event: TextBlockDeltaEvent) -> None:
+    if (text := msg.find_block(event.block_id, TextBlock)) is not None:
+        _put(text, "text", text.text + event.delta)
+
+
+def _text_end(msg: Msg, event: TextBlockEndEvent) -> None:
+    if (text := msg.find_block(event.block_id, TextBlock)) is not None:
+        if event.text is not None:
+            text.text = event.text
+        _put(text, "finished_at", event.created_at)
+
+
+def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent) -> None:
+    msg.content.append(
+        trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
+    )
+
+
+def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent) -> None:
+    if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
+        _put(think, "thinking", think.thinking + event.delta)
+
+
+def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent) -> None:
+    if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
+        _put(think, "finished_at", event.created_at)
+        if event.signature is not None:
+            think.signature = event.signature
+        if event.redacted_thinking_data is not None:
+            think.redacted_thinking_data = event.redacted_thinking_data
+
+
+def _data_start(msg: Msg, event: DataBlockStartEvent) -> None:
+    source = Base64Source(data="", media_type=event.media_type)
+    msg.content.append(
+        DataBlock(id=event.block_id, source=source, name=event.name, created_at=event.created_at)
+    )
+
+
+def _data_end(msg: Msg, event: DataBlockEndEvent) -> None:
+    if (data := msg.find_block(event.block_id, DataBlock)) is not None:
+        data.finished_at = event.created_at
+
+
+def _hint(msg: Msg, event: HintBlockEvent) -> None:
+    hint = (
+        event.hint if isinstance(event.hint, str) else [b.model_copy(deep=True) for b in event.hint]
+    )
+    msg.content.append(
+        trusted(
+            HintBlock,
+            id=event.block_id,
+            hint=hint,
+            source=event.source,
+            created_at=event.created_at,
+            finished_at=event.created_at,
+        )
+    )
+
+
+def _call_start(msg: Msg, event: ToolCallStartEvent) -> None:
+    msg.content.append(
+        trusted(
+            ToolCallBlock,
+            id=event.tool_call_id,
+            name=event.tool_call_name,
+            input="",
+            created_at=event.created_at,
+        )
+    )
+
+
+def _call_delta(msg: Msg, event: ToolCallDeltaEvent) -> None:
+    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+        _put(call, "input", call.input + event.delta)
+
+
+def _call_end(msg: Msg, event: ToolCallEndEvent) -> None:
+    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+        _put(call, "finished_at", event.created_at)
+
+
+def _result_start(msg: Msg, event: ToolResultStartEvent) -> None:
+    msg.content.append(
+        trusted(
+            ToolResultBlock,
+            id=event.tool_call_id,
+            name=event.tool_call_name,
+            output=[],
+            created_at=event.created_at,
+        )
+    )
+
+
+def _require_confirm(msg: Msg, event: RequireUserConfirmEvent) -> None:
+    for asked in event.tool_calls:
+        if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
+            call.state = ToolCallState.ASKING
+            call.suggested_rules = [r.model_copy() for r in asked.suggested_rules]
+
+
+def _require_external(msg: Msg, event: RequireExternalExecutionEvent) -> None:
+    for asked in event.tool_calls:
+        if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
+            call.state = ToolCallState.SUBMITTED
+
+
+def _reply_end(msg: Msg, event: ReplyEndEvent) -> None:
+    msg.finished_at = event.created_at
+    msg.finished_reason = event.finished_reason
+    msg.error = event.error
+
+
+_Fold = Callable[[Msg, Any], None]
+
+_FOLDS: dict[type, _Fold] = {
+    TextBlockStartEvent: _text_start,
+    TextBlockDeltaEvent: _text_delta,
+    TextBlockEndEvent: _text_end,
+    ThinkingBlockStartEvent: _thinking_start,
+    ThinkingBlockDeltaEvent: _thinking_delta,
+    ThinkingBlockEndEvent: _thinking_end,
+    DataBlockStartEvent: _data_start,
+    DataBlockDeltaEvent: _data_delta,
+    DataBlockEndEvent: _data_end,
+    HintBlockEvent: _hint,
+    ToolCallStartEvent: _call_start,
+    ToolCallDeltaEvent: _call_delta,
+    ToolCallEndEvent: _call_end,
+    ToolResultStartEvent: _result_start,
+    ToolResultTextDeltaEvent: _result_text_delta,
+    ToolResultDataDeltaEvent: _result_data_delta,
+    ToolResultEndEvent: _result_end,
+    RequireUserConfirmEvent: _require_confirm,
+    RequireExternalExecutionEvent: _require_external,
+    UserConfirmResultEvent: _confirm_result,
+    ExternalExecutionResultEvent: _external_results,
+    ModelCallEndEvent: _add_usage,
+    ReplyEndEvent: _reply_end,
+}
+"""The fold of each event type that changes a message; every other event leaves it as it is."""
+
+
+def _unchanged(msg: Msg, event: Any) -> None:
+    """The fold of events that do not change a message (REPLY_START, CUSTOM, ...)."""
+
+
+def _fold_of(kind: type) -> _Fold:
+    # A subclass of an event folds as its nearest listed base; found once, then remembered.
+    fold = next((_FOLDS[base] for base in kind.__mro__ if base in _FOLDS), _unchanged)
+    _FOLDS[kind] = fold
+    return fold
+
+
 def apply_event(msg: Msg, event: AgentEvent) -> None:
     """Apply `event` to `msg` in place.
 
@@ -195,116 +354,10 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
     Raises:
         FoldError: the event carries data that cannot be applied (see `FoldError`).
     """
-    if isinstance(event, CustomEvent) or event.reply_id != msg.id:
-        return
-    match event:
-        case TextBlockStartEvent():
-            msg.content.append(
-                trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at)
-            )
-        case TextBlockDeltaEvent():
-            if (text := msg.find_block(event.block_id, TextBlock)) is not None:
-                _put(text, "text", text.text + event.delta)
-        case TextBlockEndEvent():
-            if (text := msg.find_block(event.block_id, TextBlock)) is not None:
-                if event.text is not None:
-                    text.text = event.text
-                _put(text, "finished_at", event.created_at)
-        case ThinkingBlockStartEvent():
-            msg.content.append(
-                trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
-            )
-        case ThinkingBlockDeltaEvent():
-            if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                _put(think, "thinking", think.thinking + event.delta)
-        case ThinkingBlockEndEvent():
-            if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                _put(think, "finished_at", event.created_at)
-                if event.signature is not None:
-                    think.signature = event.signature
-                if event.redacted_thinking_data is not None:
-                    think.redacted_thinking_data = event.redacted_thinking_data
-        case DataBlockStartEvent():
-            source = Base64Source(data="", media_type=event.media_type)
-            msg.content.append(
-                DataBlock(
-                    id=event.block_id, source=source, name=event.name, created_at=event.created_at
-                )
-            )
-        case DataBlockDeltaEvent():
-            _data_delta(msg, event)
-        case DataBlockEndEvent():
-            if (data := msg.find_block(event.block_id, DataBlock)) is not None:
-                data.finished_at = event.created_at
-        case HintBlockEvent():
-            hint = (
-                event.hint
-                if isinstance(event.hint, str)
-                else [b.model_copy(deep=True) for b in event.hint]
-            )
-            msg.content.append(
-                trusted(
-                    HintBlock,
-                    id=event.block_id,
-                    hint=hint,
-                    source=event.source,
-                    created_at=event.created_at,
-                    finished_at=event.created_at,
-                )
-            )
-        case ToolCallStartEvent():
-            msg.content.append(
-                trusted(
-                    ToolCallBlock,
-                    id=event.tool_call_id,
-                    name=event.tool_call_name,
-                    input="",
-                    created_at=event.created_at,
-                )
-            )
-        case ToolCallDeltaEvent():
-            if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                _put(call, "input", call.input + event.delta)
-        case ToolCallEndEvent():
-            if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                _put(call, "finished_at", event.created_at)
-        case ToolResultStartEvent():
-            msg.content.append(
-                trusted(
-                    ToolResultBlock,
-                    id=event.tool_call_id,
-                    name=event.tool_call_name,
-                    output=[],
-                    created_at=event.created_at,
-                )
-            )
-        case ToolResultTextDeltaEvent():
-            _result_text_delta(msg, event)
-        case ToolResultDataDeltaEvent():
-            _result_data_delta(msg, event)
-        case ToolResultEndEvent():
-            _result_end(msg, event)
-        case RequireUserConfirmEvent():
-            for asked in event.tool_calls:
-                if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
-                    call.state = ToolCallState.ASKING
-                    call.suggested_rules = [r.model_copy() for r in asked.suggested_rules]
-        case RequireExternalExecutionEvent():
-            for asked in event.tool_calls:
-                if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
-                    call.state = ToolCallState.SUBMITTED
-        case UserConfirmResultEvent():
-            _confirm_result(msg, event)
-        case ExternalExecutionResultEvent():
-            _external_results(msg, event)
-        case ModelCallEndEvent():
-            _add_usage(msg, event)
-        case ReplyEndEvent():
-            msg.finished_at = event.created_at
-            msg.finished_reason = event.finished_reason
-            msg.error = event.error
-        case _:
-            pass
+    kind = type(event)
+    fold = _FOLDS.get(kind) or _fold_of(kind)
+    if fold is not _unchanged and event.reply_id == msg.id:  # type: ignore[union-attr]
+        fold(msg, event)
 
 
 __all__ = ["apply_event"]

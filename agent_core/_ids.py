@@ -2,14 +2,21 @@
 
 Both are made on every event of a reply, so they avoid `uuid` and `datetime.isoformat`: an id is
 16 random bytes in hex (what `uuid4().hex` carries, less the version bits), and a timestamp
-reuses its formatted second while the second lasts.
+reuses its formatted second while the second lasts. The bytes come from a private generator
+seeded from the OS (again in every forked child), not from a system call per id: ids must not
+collide, they are not secrets.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import time
 from datetime import UTC, datetime
+
+_random = random.Random()
+os.register_at_fork(after_in_child=_random.seed)
+_randbytes = _random.randbytes
 
 _second = -1
 _second_text = ""
@@ -17,7 +24,7 @@ _second_text = ""
 
 def new_id() -> str:
     """Return a fresh 32-character hex identifier."""
-    return os.urandom(16).hex()
+    return _randbytes(16).hex()
 
 
 def now_iso() -> str:

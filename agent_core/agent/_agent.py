@@ -7,7 +7,7 @@ import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted, trusted_checked
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -45,7 +45,6 @@ from agent_core.event import (
     UserInterruptEvent,
 )
 from agent_core.message import (
-    AssistantMsg,
     ErrorInfo,
     Msg,
     ReplyFinishedReason,
@@ -202,10 +201,17 @@ class Agent:
                 await self.observe(inputs)  # type: ignore[arg-type]
             start = trusted(ReplyStartEvent, reply_id=new_id(), session_id=sid, name=self.name)
             # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
-            msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
+            msg = trusted_checked(
+                Msg,
+                name=self.name,
+                role="assistant",
+                content=[],
+                id=start.reply_id,
+                created_at=start.created_at,
+            )
             reply = ReplyBuilder(msg, sid)
             self.state.context.append(msg)
-            self.state.reply_context = ReplyContext(reply_id=msg.id)
+            self.state.reply_context = trusted(ReplyContext, reply_id=msg.id)
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
@@ -230,7 +236,7 @@ class Agent:
                 yield event
         if parks:
             return
-        self.state.reply_context = ReplyContext()
+        self.state.reply_context = trusted(ReplyContext)
         yield reply.emit(
             trusted(
                 ReplyEndEvent,

@@ -22,6 +22,7 @@ What is injected, dimension by dimension (AgentScope's rules):
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import logging
 import re
@@ -31,6 +32,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agent_core._trusted import trusted
 from agent_core.agent._tokens import ContextUsage
 from agent_core.message import HintBlock, Msg, TextBlock, ToolCallBlock, ToolResultState
 from agent_core.state import AgentState
@@ -208,8 +210,10 @@ def runtime_state_hint(
     injections.update(config.extra_fields)
     fields = "\n".join(f"<{key}>{value}</{key}>" for key, value in injections.items())
     # replace, not format: other braces in the template stay as written
-    return HintBlock(
-        source=config.injection_source, hint=config.template.replace("{runtime_state}", fields)
+    return trusted(
+        HintBlock,
+        source=config.injection_source,
+        hint=config.template.replace("{runtime_state}", fields),
     )
 
 
@@ -250,8 +254,7 @@ def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: dat
     if match is None:
         return True
     try:
-        # naive unless the format carries %z; the recorded zone is attached below
-        last = datetime.strptime(match.group(1).strip(), config.time_format)  # noqa: DTZ007
+        last = _parse_time(match.group(1).strip(), config.time_format)
     except ValueError:  # the format changed since: inject again to be safe
         return True
     if last.tzinfo is None:
@@ -263,6 +266,13 @@ def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: dat
     elapsed_hours = (now - last).total_seconds() / 3600
     # Negative: the clock went backwards; inject again to be safe.
     return not 0 <= elapsed_hours <= config.time_interval
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_time(text: str, time_format: str) -> datetime:
+    """`datetime.strptime`, remembered: every step of a reply re-reads the same recorded time."""
+    # naive unless the format carries %z; the recorded zone is attached by the caller
+    return datetime.strptime(text, time_format)  # noqa: DTZ007
 
 
 def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] | None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core._trusted import trusted
 from agent_core.agent._config import ContextConfig
 from agent_core.message import (
     ContentBlock,
@@ -76,8 +77,15 @@ class ByteTokenCounter:
         """Return the tokens of the schemas' JSON (0 when there are none)."""
         if not tools:
             return 0
-        payload = [tool.model_dump(mode="json") for tool in tools]
-        return self.count_text(json.dumps(payload, ensure_ascii=False))
+        payload = [
+            {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            for tool in tools
+        ]
+        try:
+            text = json.dumps(payload, ensure_ascii=False)
+        except TypeError:  # a schema holding values only pydantic's JSON mode converts
+            text = json.dumps([tool.model_dump(mode="json") for tool in tools], ensure_ascii=False)
+        return self.count_text(text)
 
     def _block(self, block: ContentBlock) -> int:
         match block:
@@ -214,15 +222,18 @@ def measure_context(
 ) -> ContextUsage:
     """Count the prompt's tokens, layer by layer, against the thresholds of `config`."""
     counter = counter or DEFAULT_COUNTER
-    return ContextUsage(
+    # Measured before every reasoning step, from counts that are ints by construction.
+    return trusted(
+        ContextUsage,
         system_prompt_tokens=counter.count_text(system_prompt),
         summary_tokens=count_content(summary, counter),
         context_tokens=counter.count_messages(context),
         tools_tokens=counter.count_tools(tools),
         context_length=model_context_length,
-        threshold=config.trigger_ratio * model_context_length,
-        buffer_threshold=(config.trigger_ratio - config.context_buffer_ratio)
-        * model_context_length,
+        threshold=float(config.trigger_ratio * model_context_length),
+        buffer_threshold=float(
+            (config.trigger_ratio - config.context_buffer_ratio) * model_context_length
+        ),
     )
 
 
