@@ -146,7 +146,7 @@ class Agent:
                 reply_id = event.reply_id
         return next(m for m in reversed(self.state.context) if m.id == reply_id)
 
-    async def reply_stream(self, inputs: AgentInput = None) -> AsyncGenerator[AgentEvent, None]:
+    def reply_stream(self, inputs: AgentInput = None) -> AsyncGenerator[AgentEvent, None]:
         """Run the loop, yielding every event as it happens.
 
         `inputs` starts a reply (messages, or None to continue without input) or resumes a
@@ -164,6 +164,12 @@ class Agent:
             ValueError: a resume event names a reply that is not parked (or, for `Restarted`,
                 not in progress).
         """
+        if not self._chain.wraps_reply:
+            # The loop's own generator is the stream: one layer less for every event.
+            return self._reply(inputs)
+        return self._wrapped_reply(inputs)
+
+    async def _wrapped_reply(self, inputs: AgentInput) -> AsyncGenerator[AgentEvent, None]:
         async for event in self._chain.wrap_reply(self._reply)(inputs=inputs):
             yield event
 
@@ -176,7 +182,7 @@ class Agent:
         await self._chain.wrap_compress_context(self._compress)(context_config=context_config)
 
     # the reply
-    async def _reply(self, inputs: AgentInput) -> AsyncIterator[AgentEvent]:
+    async def _reply(self, inputs: AgentInput) -> AsyncGenerator[AgentEvent, None]:
         sid = self.state.session_id
         parked = self.state.current_reply()
         resume = inputs if isinstance(inputs, ResumeEvent) else None
@@ -279,12 +285,16 @@ class Agent:
         engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
         for _ in range(self.react_config.max_iters):
             self.state.reply_context.cur_iter += 1
-            async for event in self._inject_hints(reply):
-                yield event
+            if self.hint_source is not None:
+                for event in await self._inbox_hints(reply):
+                    yield reply.emit(event)
             usage = await self._compress_if_needed()
             first_step = self.state.reply_context.cur_iter == 1
-            async for event in self._inject_runtime_state(reply, first_step, usage):
-                yield event
+            hint = self._runtime_state(reply, first_step, usage)
+            if hint is not None:
+                reply.emit(hint)
+                if self.injection_config.emit_hint_event:
+                    yield hint
             step_start = len(reply.msg.content)
             async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
                 tool_choice=None
@@ -349,17 +359,16 @@ class Agent:
         return [system, *summary, *self.state.context]
 
     def _reason_step(self, reply: ReplyBuilder):  # type: ignore[no-untyped-def]
-        async def step(tool_choice: str | None = None) -> AsyncIterator[AgentEvent]:
-            async for event in reason(
+        def step(tool_choice: str | None = None) -> AsyncIterator[AgentEvent]:
+            return reason(
                 reply.reply_id,
                 self.model,
-                await self._prompt(),
-                self._tools(),
+                self._prompt,
+                self._tools,
                 self.model_config,
                 tool_choice,
                 self._call_model,
-            ):
-                yield event
+            )
 
         return step
 
@@ -419,22 +428,23 @@ class Agent:
             self._counter,
         )
 
-    async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
-        if self.hint_source is None:
-            return
-        for hint in await self.hint_source.drain():
-            yield reply.emit(
-                HintBlockEvent(
-                    reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
-                )
+    async def _inbox_hints(self, reply: ReplyBuilder) -> list[AgentEvent]:
+        """The hint source's pending hints as events, not yet folded."""
+        assert self.hint_source is not None  # the caller checks
+        return [
+            HintBlockEvent(
+                reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
             )
+            for hint in await self.hint_source.drain()
+        ]
 
-    async def _inject_runtime_state(
+    def _runtime_state(
         self, reply: ReplyBuilder, first_step: bool, measured: ContextUsage | None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> HintBlockEvent | None:
+        """The runtime-state hint to inject before this step, if any, not yet folded."""
         config = self.injection_config
         if not config.inject_runtime_state:
-            return
+            return None
         usage = None
         if first_step:  # the context length is only reported as a reply starts
             # The base prompt, not the middleware-transformed one: running the system-prompt
@@ -444,17 +454,14 @@ class Agent:
             config, self.state, usage, self.context_config.compression_tool_enabled
         )
         if hint is None:
-            return
-        event = trusted(
+            return None
+        return trusted(
             HintBlockEvent,
             reply_id=reply.reply_id,
             block_id=hint.id,
             hint=hint.hint,
             source=hint.source,
         )
-        reply.emit(event)
-        if config.emit_hint_event:
-            yield event
 
     def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
         rid, block_id = reply.reply_id, new_id()
