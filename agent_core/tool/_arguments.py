@@ -11,12 +11,13 @@ import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import SchemaError
-from jsonschema import ValidationError as SchemaViolation
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+if TYPE_CHECKING:
+    # jsonschema (and its referencing and rpds dependencies) loads on the first tool call,
+    # not with every process that merely imports the toolkit.
+    from jsonschema import ValidationError as SchemaViolation
+    from jsonschema.protocols import Validator
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,9 @@ def _validator(schema_json: str) -> Validator | str:
     Checking a schema costs far more than checking arguments against it, and a tool's schema is
     the same on every call, so each distinct schema is checked once.
     """
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     schema = json.loads(schema_json)
     cls = validator_for(schema)
     try:
@@ -90,6 +94,9 @@ def drop_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) ->
         if not isinstance(prop, Mapping):
             continue
         probe = {"properties": {name: prop}, "$defs": schema.get("$defs", {})}
+        from jsonschema import SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             allows_null = validator_for(schema)(probe).is_valid({name: None})
         except SchemaError:
