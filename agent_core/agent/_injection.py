@@ -154,6 +154,9 @@ def resolve_timezone(name: str) -> tzinfo:
         return UTC
 
 
+_NO_TASKS: collections.Counter[str] = collections.Counter()
+
+
 def runtime_state_hint(
     config: InjectionConfig,
     state: AgentState,
@@ -175,7 +178,8 @@ def runtime_state_hint(
         return None
     now = now or datetime.now(resolve_timezone(config.timezone))
     injections: dict[str, str] = {}
-    counts = collections.Counter(task.state for task in state.tasks_context.tasks)
+    tasks = state.tasks_context.tasks
+    counts = collections.Counter(task.state for task in tasks) if tasks else _NO_TASKS
     open_tasks = counts["pending"] > 0 or counts["in_progress"] > 0
     last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
 

@@ -49,6 +49,8 @@ def argument_errors(
         None when the arguments fit; otherwise a message with one line per problem, naming the
         field and its expected shape, followed by the tool's whole signature.
     """
+    if _plainly_valid(schema, arguments):
+        return None
     validator = _validator(json.dumps(schema, default=str))
     if isinstance(validator, str):
         logger.warning("tool %r has an invalid input schema: %s", tool_name, validator)
@@ -60,6 +62,47 @@ def argument_errors(
     lines += [f"- {line}" for line in _lines(errors, schema)]
     lines.append(f"Expected arguments: {signature(schema)}")
     return "\n".join(lines)
+
+
+_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description"}
+)
+_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples"})
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def _plainly_valid(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    """Whether `arguments` certainly fit `schema`, checked without a validator.
+
+    Most tools take a few scalar arguments; for an object schema of scalar-typed properties
+    (annotations aside) the check is a type test per argument, where a JSON Schema validator
+    costs tens of microseconds. False when they do not fit, and whenever the schema says more
+    than this reads: the validator then decides, and words the problems.
+    """
+    if schema.keys() - _OBJECT_KEYS or schema.get("type") != "object":
+        return False
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or extra is not False:
+        return False
+    if any(name not in arguments for name in required):
+        return False
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if not isinstance(prop, dict) or prop.keys() - _ANNOTATIONS:
+            return False
+        kind = prop.get("type")
+        kinds = _SCALARS.get(kind) if isinstance(kind, str) else None
+        # Exact types: a bool is no JSON integer, and a validator may judge 1.0 either way.
+        if kinds is None or type(value) not in kinds:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=512)
