@@ -87,12 +87,16 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
 
 
 def _add_usage(msg: Msg, event: ModelCallEndEvent) -> None:
-    usage = msg.usage or Usage()
-    usage.input_tokens += event.input_tokens
-    usage.output_tokens += event.output_tokens
-    usage.cache_input_tokens += event.cache_input_tokens
-    usage.cache_creation_input_tokens += event.cache_creation_input_tokens
-    msg.usage = usage
+    usage = msg.usage or trusted(Usage)
+    _put(usage, "input_tokens", usage.input_tokens + event.input_tokens)
+    _put(usage, "output_tokens", usage.output_tokens + event.output_tokens)
+    _put(usage, "cache_input_tokens", usage.cache_input_tokens + event.cache_input_tokens)
+    _put(
+        usage,
+        "cache_creation_input_tokens",
+        usage.cache_creation_input_tokens + event.cache_creation_input_tokens,
+    )
+    _put(msg, "usage", usage)
 
 
 def _data_delta(msg: Msg, event: DataBlockDeltaEvent) -> None:
@@ -176,11 +180,11 @@ def _external_results(msg: Msg, event: ExternalExecutionResultEvent) -> None:
         msg.content.append(block)
 
 
-def _put(block: BaseModel, name: str, value: str) -> None:
-    """Set a field of a content block the way pydantic's assignment does, minus its dispatch.
+def _put(block: BaseModel, name: str, value: Any) -> None:
+    """Set a field of a message or block the way pydantic's assignment does, minus its dispatch.
 
-    Content blocks neither validate on assignment nor freeze, so pydantic would store the value
-    and mark the field set; this runs once per streamed delta.
+    Messages and blocks neither validate on assignment nor freeze, so pydantic would store the
+    value and mark the field set; this runs once per streamed delta.
     """
     block.__dict__[name] = value
     block.__pydantic_fields_set__.add(name)
@@ -298,9 +302,9 @@ def _require_external(msg: Msg, event: RequireExternalExecutionEvent) -> None:
 
 
 def _reply_end(msg: Msg, event: ReplyEndEvent) -> None:
-    msg.finished_at = event.created_at
-    msg.finished_reason = event.finished_reason
-    msg.error = event.error
+    _put(msg, "finished_at", event.created_at)
+    _put(msg, "finished_reason", event.finished_reason)
+    _put(msg, "error", event.error)
 
 
 _Fold = Callable[[Msg, Any], None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent_core._fold import apply_event
 from agent_core.event import (
     AgentEvent,
     ToolResultEndEvent,
@@ -32,7 +33,7 @@ class ReplyBuilder:
 
     def emit(self, event: AgentEvent) -> AgentEvent:
         """Fold `event` into the reply's Msg and return it for yielding."""
-        self.msg.append_event(event)
+        apply_event(self.msg, event)
         return event
 
     def close_open_calls(
