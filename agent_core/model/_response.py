@@ -165,13 +165,12 @@ class ResponseAccumulator:
 
     def build(self, finished_reason: FinishedReason = FinishedReason.COMPLETED) -> ChatResponse:
         """Return the accumulated answer as a final (`is_last=True`) response."""
-        response = trusted(
+        known = {} if self.id is None else {"id": self.id}
+        return trusted(
             ChatResponse,
             content=[block.build() for block in self._blocks.values()],
             is_last=True,
             usage=self.usage,
             finished_reason=finished_reason,
+            **known,
         )
-        if self.id is not None:
-            response.id = self.id
-        return response
