@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -55,6 +55,51 @@ from agent_core.message import (
     Usage,
 )
 
+B = TypeVar("B", bound=BaseModel)
+
+
+class Finder(Protocol):
+    """Finds the first block of class `kind` with id `block_id` in `msg` (None if none)."""
+
+    def __call__(self, msg: Msg, block_id: str, kind: type[B]) -> B | None: ...
+
+
+def _scan(msg: Msg, block_id: str, kind: type[B]) -> B | None:
+    return msg.find_block(block_id, kind)
+
+
+class BlockIndex:
+    """Finds the blocks of one message without scanning it, for the folds of a long reply.
+
+    Blocks are indexed as they are appended, each (class, id) at its first occurrence; a hit is
+    checked against the message (the block is still where it was indexed), and anything else —
+    a message changed in place, a block never seen — falls back to a scan and a fresh index.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[tuple[type, str], tuple[int, BaseModel]] = {}
+        self._indexed = 0
+
+    def __call__(self, msg: Msg, block_id: str, kind: type[B]) -> B | None:
+        content = msg.content
+        if len(content) < self._indexed:
+            self._reindex(content, 0)
+        elif len(content) > self._indexed:
+            self._reindex(content, self._indexed)
+        hit = self._first.get((kind, block_id))
+        if hit is not None and hit[0] < len(content) and content[hit[0]] is hit[1]:
+            return hit[1]  # type: ignore[return-value]
+        self._reindex(content, 0)
+        return msg.find_block(block_id, kind)
+
+    def _reindex(self, content: list[Any], start: int) -> None:
+        if start == 0:
+            self._first.clear()
+        for position in range(start, len(content)):
+            block = content[position]
+            self._first.setdefault((type(block), block.id), (position, block))
+        self._indexed = len(content)
+
 
 def _concat_base64(block_id: str, existing: str, incoming: str) -> str:
     """Join two independently encoded chunks (each padded on its own) into one encoding."""
@@ -86,7 +131,7 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
     return result.output
 
 
-def _add_usage(msg: Msg, event: ModelCallEndEvent) -> None:
+def _add_usage(msg: Msg, event: ModelCallEndEvent, find: Finder) -> None:
     usage = msg.usage or trusted(Usage)
     _put(usage, "input_tokens", usage.input_tokens + event.input_tokens)
     _put(usage, "output_tokens", usage.output_tokens + event.output_tokens)
@@ -99,8 +144,8 @@ def _add_usage(msg: Msg, event: ModelCallEndEvent) -> None:
     _put(msg, "usage", usage)
 
 
-def _data_delta(msg: Msg, event: DataBlockDeltaEvent) -> None:
-    data = msg.find_block(event.block_id, DataBlock)
+def _data_delta(msg: Msg, event: DataBlockDeltaEvent, find: Finder) -> None:
+    data = find(msg, event.block_id, DataBlock)
     if data is None:
         return
     if event.url:
@@ -112,8 +157,8 @@ def _data_delta(msg: Msg, event: DataBlockDeltaEvent) -> None:
         data.source.data = _concat_base64(event.block_id, data.source.data, event.data)
 
 
-def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     output = _output_list(result, event.created_at)
     if output and isinstance(output[-1], TextBlock):
@@ -122,8 +167,8 @@ def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent) -> None:
         output.append(_result_text_block(result, event.delta, event.created_at))
 
 
-def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     output = _output_list(result, event.created_at)
     if event.data is None:
@@ -149,26 +194,26 @@ def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent) -> None:
     target.media_type = event.media_type or target.media_type
 
 
-def _result_end(msg: Msg, event: ToolResultEndEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_end(msg: Msg, event: ToolResultEndEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     result.state = event.state
     result.metadata = dict(event.metadata)
     result.finished_at = event.created_at
     # A call's lifecycle ends with its result.
-    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
         call.state = ToolCallState.FINISHED
 
 
-def _confirm_result(msg: Msg, event: UserConfirmResultEvent) -> None:
+def _confirm_result(msg: Msg, event: UserConfirmResultEvent, find: Finder) -> None:
     for verdict in event.confirm_results:
-        call = msg.find_block(verdict.tool_call.id, ToolCallBlock)
+        call = find(msg, verdict.tool_call.id, ToolCallBlock)
         # Only an asking call takes a verdict: a stale one (say, after an interrupt) is ignored.
         if call is not None and call.state is ToolCallState.ASKING:
             call.state = ToolCallState.ALLOWED if verdict.confirmed else ToolCallState.FINISHED
 
 
-def _external_results(msg: Msg, event: ExternalExecutionResultEvent) -> None:
+def _external_results(msg: Msg, event: ExternalExecutionResultEvent, find: Finder) -> None:
     # A call that already has a result (say, a late answer after an interrupt) keeps it.
     answered = {b.id for b in msg.content if isinstance(b, ToolResultBlock)}
     for result in event.execution_results:
@@ -190,35 +235,35 @@ def _put(block: BaseModel, name: str, value: Any) -> None:
     block.__pydantic_fields_set__.add(name)
 
 
-def _text_start(msg: Msg, event: TextBlockStartEvent) -> None:
+def _text_start(msg: Msg, event: TextBlockStartEvent, find: Finder) -> None:
     msg.content.append(trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at))
 
 
-def _text_delta(msg: Msg, event: TextBlockDeltaEvent) -> None:
-    if (text := msg.find_block(event.block_id, TextBlock)) is not None:
+def _text_delta(msg: Msg, event: TextBlockDeltaEvent, find: Finder) -> None:
+    if (text := find(msg, event.block_id, TextBlock)) is not None:
         _put(text, "text", text.text + event.delta)
 
 
-def _text_end(msg: Msg, event: TextBlockEndEvent) -> None:
-    if (text := msg.find_block(event.block_id, TextBlock)) is not None:
+def _text_end(msg: Msg, event: TextBlockEndEvent, find: Finder) -> None:
+    if (text := find(msg, event.block_id, TextBlock)) is not None:
         if event.text is not None:
             text.text = event.text
         _put(text, "finished_at", event.created_at)
 
 
-def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent) -> None:
+def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent, find: Finder) -> None:
     msg.content.append(
         trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
     )
 
 
-def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent) -> None:
-    if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
+def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent, find: Finder) -> None:
+    if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
         _put(think, "thinking", think.thinking + event.delta)
 
 
-def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent) -> None:
-    if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
+def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent, find: Finder) -> None:
+    if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
         _put(think, "finished_at", event.created_at)
         if event.signature is not None:
             think.signature = event.signature
@@ -226,19 +271,19 @@ def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent) -> None:
             think.redacted_thinking_data = event.redacted_thinking_data
 
 
-def _data_start(msg: Msg, event: DataBlockStartEvent) -> None:
+def _data_start(msg: Msg, event: DataBlockStartEvent, find: Finder) -> None:
     source = Base64Source(data="", media_type=event.media_type)
     msg.content.append(
         DataBlock(id=event.block_id, source=source, name=event.name, created_at=event.created_at)
     )
 
 
-def _data_end(msg: Msg, event: DataBlockEndEvent) -> None:
-    if (data := msg.find_block(event.block_id, DataBlock)) is not None:
+def _data_end(msg: Msg, event: DataBlockEndEvent, find: Finder) -> None:
+    if (data := find(msg, event.block_id, DataBlock)) is not None:
         data.finished_at = event.created_at
 
 
-def _hint(msg: Msg, event: HintBlockEvent) -> None:
+def _hint(msg: Msg, event: HintBlockEvent, find: Finder) -> None:
     hint = (
         event.hint if isinstance(event.hint, str) else [b.model_copy(deep=True) for b in event.hint]
     )
@@ -254,7 +299,7 @@ def _hint(msg: Msg, event: HintBlockEvent) -> None:
     )
 
 
-def _call_start(msg: Msg, event: ToolCallStartEvent) -> None:
+def _call_start(msg: Msg, event: ToolCallStartEvent, find: Finder) -> None:
     msg.content.append(
         trusted(
             ToolCallBlock,
@@ -266,17 +311,17 @@ def _call_start(msg: Msg, event: ToolCallStartEvent) -> None:
     )
 
 
-def _call_delta(msg: Msg, event: ToolCallDeltaEvent) -> None:
-    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+def _call_delta(msg: Msg, event: ToolCallDeltaEvent, find: Finder) -> None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
         _put(call, "input", call.input + event.delta)
 
 
-def _call_end(msg: Msg, event: ToolCallEndEvent) -> None:
-    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+def _call_end(msg: Msg, event: ToolCallEndEvent, find: Finder) -> None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
         _put(call, "finished_at", event.created_at)
 
 
-def _result_start(msg: Msg, event: ToolResultStartEvent) -> None:
+def _result_start(msg: Msg, event: ToolResultStartEvent, find: Finder) -> None:
     msg.content.append(
         trusted(
             ToolResultBlock,
@@ -288,26 +333,26 @@ def _result_start(msg: Msg, event: ToolResultStartEvent) -> None:
     )
 
 
-def _require_confirm(msg: Msg, event: RequireUserConfirmEvent) -> None:
+def _require_confirm(msg: Msg, event: RequireUserConfirmEvent, find: Finder) -> None:
     for asked in event.tool_calls:
-        if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
+        if (call := find(msg, asked.id, ToolCallBlock)) is not None:
             call.state = ToolCallState.ASKING
             call.suggested_rules = [r.model_copy() for r in asked.suggested_rules]
 
 
-def _require_external(msg: Msg, event: RequireExternalExecutionEvent) -> None:
+def _require_external(msg: Msg, event: RequireExternalExecutionEvent, find: Finder) -> None:
     for asked in event.tool_calls:
-        if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
+        if (call := find(msg, asked.id, ToolCallBlock)) is not None:
             call.state = ToolCallState.SUBMITTED
 
 
-def _reply_end(msg: Msg, event: ReplyEndEvent) -> None:
+def _reply_end(msg: Msg, event: ReplyEndEvent, find: Finder) -> None:
     _put(msg, "finished_at", event.created_at)
     _put(msg, "finished_reason", event.finished_reason)
     _put(msg, "error", event.error)
 
 
-_Fold = Callable[[Msg, Any], None]
+_Fold = Callable[[Msg, Any, "Finder"], None]
 
 _FOLDS: dict[type, _Fold] = {
     TextBlockStartEvent: _text_start,
@@ -337,7 +382,7 @@ _FOLDS: dict[type, _Fold] = {
 """The fold of each event type that changes a message; every other event leaves it as it is."""
 
 
-def _unchanged(msg: Msg, event: Any) -> None:
+def _unchanged(msg: Msg, event: Any, find: Finder) -> None:
     """The fold of events that do not change a message (REPLY_START, CUSTOM, ...)."""
 
 
@@ -348,12 +393,15 @@ def _fold_of(kind: type) -> _Fold:
     return fold
 
 
-def apply_event(msg: Msg, event: AgentEvent) -> None:
+def apply_event(msg: Msg, event: AgentEvent, find: Finder | None = None) -> None:
     """Apply `event` to `msg` in place.
 
     Events of another reply (`reply_id` other than `msg.id`), events for a block the message
     does not hold, and events that do not change a message are ignored. A block id that occurs
     twice names its first block.
+
+    `find` looks blocks up (`Msg.find_block` by default; a `BlockIndex` for the folds of one
+    long reply).
 
     Raises:
         FoldError: the event carries data that cannot be applied (see `FoldError`).
@@ -361,7 +409,7 @@ def apply_event(msg: Msg, event: AgentEvent) -> None:
     kind = type(event)
     fold = _FOLDS.get(kind) or _fold_of(kind)
     if fold is not _unchanged and event.reply_id == msg.id:  # type: ignore[union-attr]
-        fold(msg, event)
+        fold(msg, event, find or _scan)
 
 
-__all__ = ["apply_event"]
+__all__ = ["BlockIndex", "Finder", "apply_event"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_core._fold import apply_event
+from agent_core._fold import BlockIndex, apply_event
 from agent_core.event import (
     AgentEvent,
     ToolResultEndEvent,
@@ -25,6 +25,7 @@ class ReplyBuilder:
     def __init__(self, msg: Msg, session_id: str) -> None:
         self.msg = msg
         self.session_id = session_id
+        self._blocks = BlockIndex()  # a long reply's deltas find their block without a scan
 
     @property
     def reply_id(self) -> str:
@@ -33,7 +34,7 @@ class ReplyBuilder:
 
     def emit(self, event: AgentEvent) -> AgentEvent:
         """Fold `event` into the reply's Msg and return it for yielding."""
-        apply_event(self.msg, event)
+        apply_event(self.msg, event, self._blocks)
         return event
 
     def close_open_calls(
