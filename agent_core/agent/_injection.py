@@ -233,6 +233,8 @@ def _scan(
         if msg.role != "assistant":
             continue
         for block in reversed(msg.content):
+            if last_time_text is not None and aware_of_tasks:
+                break
             if isinstance(block, HintBlock) and block.source == config.injection_source:
                 text = _hint_text(block)
                 if last_time_text is None and "<current-time>" in text:

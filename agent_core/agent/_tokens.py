@@ -120,13 +120,29 @@ class CachedTokenCounter(ByteTokenCounter):
     def __init__(self, max_entries: int = 100_000) -> None:
         self._messages: dict[str, int] = {}
         self._blocks: dict[tuple[str, str], int] = {}
+        # An unfinished message (the reply in progress): its finished leading blocks, counted.
+        self._prefixes: dict[str, tuple[int, ContentBlock, int]] = {}
         self._max_entries = max_entries
 
-    def _remember(self, cache: dict[Any, int], key: Any, value: int) -> int:
+    def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self._max_entries:
             cache.clear()
         cache[key] = value
         return value
+
+    def _count_open(self, msg: Msg) -> int:
+        """The tokens of a message still being written, its finished leading blocks once."""
+        content = msg.content
+        done, last, count = self._prefixes.get(msg.id, (0, None, 0))
+        if done > len(content) or (done and content[done - 1] is not last):
+            done, count = 0, 0  # changed in place: count it afresh
+        start = done
+        while done < len(content) and content[done].finished_at is not None:
+            done += 1
+        count += self.count_blocks(content[start:done])
+        if done:
+            self._remember(self._prefixes, msg.id, (done, content[done - 1], count))
+        return count + self.count_blocks(content[done:])
 
     def count_messages(self, msgs: Sequence[Msg]) -> int:
         """Sum of the messages' tokens, finished ones counted once."""
@@ -136,9 +152,10 @@ class CachedTokenCounter(ByteTokenCounter):
             if cached is not None:
                 total += cached
                 continue
-            count = self.count_blocks(msg.content)
             if msg.finished_at is not None or msg.role != "assistant":
-                self._remember(self._messages, msg.id, count)
+                count = self._remember(self._messages, msg.id, self.count_blocks(msg.content))
+            else:
+                count = self._count_open(msg)
             total += count
         return total
 
