@@ -34,7 +34,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_core._trusted import trusted
 from agent_core.agent._tokens import ContextUsage
-from agent_core.message import HintBlock, Msg, TextBlock, ToolCallBlock, ToolResultState
+from agent_core.message import (
+    HintBlock,
+    Msg,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
 from agent_core.state import AgentState
 
 log = logging.getLogger(__name__)
@@ -235,13 +242,18 @@ def _scan(
         for block in reversed(msg.content):
             if last_time_text is not None and aware_of_tasks:
                 break
-            if isinstance(block, HintBlock) and block.source == config.injection_source:
-                text = _hint_text(block)
-                if last_time_text is None and "<current-time>" in text:
-                    last_time_text = text
-                if not aware_of_tasks and "<tasks>" in text:
-                    aware_of_tasks = True
-            elif isinstance(block, ToolCallBlock) and block.name in config.task_tool_names:
+            if isinstance(block, HintBlock):
+                if block.source == config.injection_source:
+                    text = _hint_text(block)
+                    if last_time_text is None and "<current-time>" in text:
+                        last_time_text = text
+                    if not aware_of_tasks and "<tasks>" in text:
+                        aware_of_tasks = True
+            elif (
+                not aware_of_tasks
+                and isinstance(block, ToolCallBlock)
+                and block.name in config.task_tool_names
+            ):
                 aware_of_tasks = True
     return last_time_text, aware_of_tasks
 
@@ -286,9 +298,11 @@ def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] 
     last = context[-1] if context else None
     if last is None or last.role != "assistant":
         return None
-    results = last.get_content_blocks("tool_result")
-    if not results or results[-1].state != ToolResultState.ERROR:
+    # The newest result decides whether there is a streak at all: look at it alone first.
+    newest = next((b for b in reversed(last.content) if isinstance(b, ToolResultBlock)), None)
+    if newest is None or newest.state != ToolResultState.ERROR:
         return None
+    results = last.get_content_blocks("tool_result")
     tool_name = results[-1].name
     streak = []
     for result in reversed(results):
