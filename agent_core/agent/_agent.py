@@ -225,7 +225,14 @@ class Agent:
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
-            async for event in self._run(reply, resume, restarted):
+            await self.toolkit.prepare()  # connects MCP servers and loads skills, once
+            # A plain reply iterates at once: no layer of its own between the loop and here.
+            events = (
+                self._iterate(reply)
+                if resume is None and not restarted
+                else self._continue(reply, resume, restarted)
+            )
+            async for event in events:
                 if isinstance(event, ExceedMaxItersEvent):
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
                 parks = isinstance(event, _PARKING)
@@ -255,10 +262,10 @@ class Agent:
         if interrupted and self.react_config.interruption_raise_cancelled_error:
             raise asyncio.CancelledError
 
-    async def _run(
+    async def _continue(
         self, reply: ReplyBuilder, resume: ResumeEvent | None, restarted: bool = False
     ) -> AsyncIterator[AgentEvent]:
-        await self.toolkit.prepare()  # connects MCP servers and loads skills, once
+        """Settle what a restart or a resume left open, then iterate."""
         if restarted:
             parks = False
             async for event in self._settle_open_calls(reply):
