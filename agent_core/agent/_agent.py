@@ -132,6 +132,7 @@ class Agent:
         self._counter: TokenCounter = token_counter or CachedTokenCounter()
         self._fresh_counter = token_counter is None
         self._call_model = self._chain.wrap_model_call(call_model)
+        self._system: tuple[str, Msg] | None = None
 
     # public API
     async def observe(self, msgs: Msg | Sequence[Msg]) -> None:
@@ -361,7 +362,11 @@ class Agent:
         return f"{self.system_prompt}\n\n{skills}" if skills else self.system_prompt
 
     async def _prompt(self) -> list[Msg]:
-        system = SystemMsg("system", await self._chain.system_prompt(self._base_prompt()))
+        prompt = await self._chain.system_prompt(self._base_prompt())
+        if self._system is None or self._system[0] != prompt:
+            # One message per distinct prompt: models and formatters only read the prompt.
+            self._system = (prompt, SystemMsg("system", prompt))
+        system = self._system[1]
         summary = [UserMsg("user", self.state.summary)] if self.state.summary else []
         return [system, *summary, *self.state.context]
 

@@ -122,6 +122,7 @@ class CachedTokenCounter(ByteTokenCounter):
         self._blocks: dict[tuple[str, str], int] = {}
         # An unfinished message (the reply in progress): its finished leading blocks, counted.
         self._prefixes: dict[str, tuple[int, ContentBlock, int]] = {}
+        self._tools: dict[tuple[tuple[str, str, int], ...], tuple[list[Any], int]] = {}
         self._max_entries = max_entries
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -129,6 +130,22 @@ class CachedTokenCounter(ByteTokenCounter):
             cache.clear()
         cache[key] = value
         return value
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """The tokens of the schemas' JSON, remembered while the same schemas are offered.
+
+        A schema is recognised by its name, description and input-schema object: one changed
+        in place keeps its count until the counter forgets it.
+        """
+        key = tuple((t.name, t.description, id(t.parameters)) for t in tools)
+        cached = self._tools.get(key)
+        if cached is not None and all(
+            kept is t.parameters for kept, t in zip(cached[0], tools, strict=True)
+        ):
+            return cached[1]
+        count = super().count_tools(tools)
+        self._remember(self._tools, key, ([t.parameters for t in tools], count))
+        return count
 
     def _count_open(self, msg: Msg) -> int:
         """The tokens of a message still being written, its finished leading blocks once."""

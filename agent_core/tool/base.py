@@ -85,10 +85,9 @@ class ToolBase(ABC):
         """Return the tool as the model sees it."""
         name, description, parameters = self.name, self.description, self.input_schema
         if type(name) is str and type(description) is str and type(parameters) is dict:
-            # Asked for twice per reasoning step: typed attributes need no validation.
-            return trusted(
-                ToolSchema, name=name, description=description, parameters={**parameters}
-            )
+            # Asked for twice per reasoning step: typed attributes need no validation. The
+            # schema is the tool's own (models and formatters read it, never change it).
+            return trusted(ToolSchema, name=name, description=description, parameters=parameters)
         return ToolSchema(name=name, description=description, parameters=parameters)
 
     # `*args` keeps the signature gradual so subclasses can declare their real parameters; the

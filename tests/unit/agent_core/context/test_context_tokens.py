@@ -174,3 +174,12 @@ def test_the_cached_counter_counts_a_reply_in_progress_as_the_plain_one_does() -
         assert cached.count_messages([reply]) == plain.count_messages([reply])
     reply.content.pop(2)  # changed in place: counted afresh
     assert cached.count_messages([reply]) == plain.count_messages([reply])
+
+
+def test_the_cached_counter_counts_tools_anew_when_a_schema_is_replaced() -> None:
+    cached, plain = CachedTokenCounter(), ByteTokenCounter()
+    small = ToolSchema(name="t", description="d", parameters={"type": "object"})
+    assert cached.count_tools([small]) == plain.count_tools([small])
+    assert cached.count_tools([small]) == plain.count_tools([small])
+    bigger = small.model_copy(update={"parameters": {"type": "object", "properties": {"x": {}}}})
+    assert cached.count_tools([bigger]) == plain.count_tools([bigger]) > plain.count_tools([small])
