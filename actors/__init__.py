@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
-    from actors.embedded_redis import EmbeddedRedis
+    from actors.local.embedded_redis import EmbeddedRedis
     from actors.settings import RuntimeSettings
-    from actors.team import SubAgentTemplate
+    from actors.teams.store import SubAgentTemplate
 
 _HOMES = {
-    "EmbeddedRedis": "actors.embedded_redis",
+    "EmbeddedRedis": "actors.local.embedded_redis",
     "InProcessDispatcher": "actors.client",
     "MessagesPage": "actors.client",
     "RuntimeClient": "actors.client",
     "RuntimeSettings": "actors.settings",
-    "SubAgentTemplate": "actors.team",
+    "SubAgentTemplate": "actors.teams.store",
     "ray_dispatcher": "actors.client",
 }
 

@@ -5,20 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from redis.asyncio import Redis
-
-from actors.bus import RedisMessageBus
-from actors.dispatch import Mailbox
-from actors.extensions import AgentExtensions, register_credential_types
-from actors.keys import Keys
-from actors.redis_connect import connect
-from actors.session import SessionRuntime
+from actors.sessions.extensions import AgentExtensions, register_credential_types
+from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
-from actors.storage import RedisStorage
-from actors.workspaces import shared_workspaces
+from actors.wiring import RuntimeParts, wire
+from actors.workspaces.session_workspaces import shared_workspaces
 
 if TYPE_CHECKING:
-    from actors.schedule_service import ScheduleService
+    from actors.schedules.service import ScheduleService
 
 
 class InProcessDispatcher:
@@ -34,23 +28,17 @@ class InProcessDispatcher:
         self.schedules: ScheduleService | None = None
         self._extensions = AgentExtensions(settings.agent_middlewares, settings.agent_tools)
         self._runtimes: dict[str, SessionRuntime] = {}
-        self._redis: Redis | None = None
-        self._mailbox: Mailbox | None = None
+        self._parts: RuntimeParts[InProcessDispatcher] | None = None
 
     def runtime(self, session_id: str) -> SessionRuntime:
         """Return (creating it if needed) the runtime of a session."""
         if session_id not in self._runtimes:
-            if self._redis is None:
-                self._redis = connect(self._settings.redis_url)
-            keys = Keys(self._settings.key_prefix)
-            bus = RedisMessageBus(
-                self._redis, keys, self._settings.inbox_maxlen, self._settings.event_log_maxlen
-            )
-            self._mailbox = self._mailbox or Mailbox(bus, self)
+            if self._parts is None:
+                self._parts = wire(self._settings, lambda _redis: self)
             self._runtimes[session_id] = SessionRuntime(
                 session_id,
-                RedisStorage(self._redis, keys, self._settings.secret_key),
-                self._mailbox,
+                self._parts.storage,
+                self._parts.mailbox,
                 shared_workspaces(self._settings),
                 templates=self._settings.sub_agent_templates,
                 tool_timeout=self._settings.tool_timeout,
@@ -91,5 +79,5 @@ class InProcessDispatcher:
         """Stop every runtime."""
         for session_id in list(self._runtimes):
             await self.stop(session_id)
-        if self._redis is not None:
-            await self._redis.aclose()
+        if self._parts is not None:
+            await self._parts.redis.aclose()

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from actors.bus import DEFAULT_EVENT_LOG_MAXLEN, DEFAULT_INBOX_MAXLEN
-from actors.keys import DEFAULT_KEY_PREFIX
-from actors.team import SubAgentTemplate
+from actors.bus.keys import DEFAULT_KEY_PREFIX
+from actors.bus.message_bus import DEFAULT_EVENT_LOG_MAXLEN, DEFAULT_INBOX_MAXLEN
+from actors.teams.store import SubAgentTemplate
 from workspaces.docker import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 
 _IMPORT_PATH = r"^[\w.]+:[\w.]+$"

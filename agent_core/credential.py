@@ -57,6 +57,14 @@ def _api_root(value: str) -> str:
 ApiRoot = Annotated[str, AfterValidator(_api_root)]
 """An http(s) URL with a host: where a provider's API lives."""
 
+ApiKey = Annotated[SecretStr, Field(description="Secret API key.")]
+"""A provider's secret API key."""
+
+
+def _root_field(default: str, appended: str = "/chat/completions", what: str = "API root") -> Any:
+    """The `base_url` field of a provider whose API lives at `default` unless told otherwise."""
+    return Field(default=default, min_length=1, description=f"{what}; `{appended}` is appended.")
+
 
 REVEAL_SECRETS = "reveal_secrets"
 """Serialisation context key: dump `SecretStr` fields in plain (only the stored form does)."""
@@ -160,12 +168,8 @@ class OpenAICredential(CredentialBase):
     """An API key for OpenAI or any server speaking its Chat Completions protocol."""
 
     type: Literal["openai_credential"] = "openai_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: ApiRoot = Field(
-        default="https://api.openai.com/v1",
-        min_length=1,
-        description="API root; `/chat/completions` is appended.",
-    )
+    api_key: ApiKey
+    base_url: ApiRoot = _root_field("https://api.openai.com/v1")
     organization: str | None = Field(default=None, description="Optional OpenAI organization id.")
 
     chat_models: ClassVar[dict[str, str]] = {
@@ -178,11 +182,11 @@ class DashScopeCredential(CredentialBase):
     """An API key for Alibaba Cloud DashScope (Qwen models), used over its OpenAI-compatible API."""
 
     type: Literal["dashscope_credential"] = "dashscope_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: ApiRoot = Field(
-        default="https://dashscope.aliyuncs.com/compatible-mode/v1",
-        min_length=1,
-        description="The OpenAI-compatible API root; `/chat/completions` is appended.",
+    api_key: ApiKey
+    base_url: ApiRoot = _root_field(
+        "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        "/chat/completions",
+        "The OpenAI-compatible API root",
     )
 
     chat_models: ClassVar[dict[str, str]] = {
@@ -194,12 +198,8 @@ class AnthropicCredential(CredentialBase):
     """An API key for Anthropic's Messages API (Claude models)."""
 
     type: Literal["anthropic_credential"] = "anthropic_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: str = Field(
-        default="https://api.anthropic.com/v1",
-        min_length=1,
-        description="API root; `/messages` is appended.",
-    )
+    api_key: ApiKey
+    base_url: str = _root_field("https://api.anthropic.com/v1", "/messages")
 
     chat_models: ClassVar[dict[str, str]] = {
         "anthropic_chat": "agent_core.model.anthropic:AnthropicChatModel"
@@ -210,12 +210,8 @@ class DeepSeekCredential(CredentialBase):
     """An API key for DeepSeek's (OpenAI-compatible) API."""
 
     type: Literal["deepseek_credential"] = "deepseek_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: str = Field(
-        default="https://api.deepseek.com",
-        min_length=1,
-        description="API root; `/chat/completions` is appended.",
-    )
+    api_key: ApiKey
+    base_url: str = _root_field("https://api.deepseek.com")
 
     chat_models: ClassVar[dict[str, str]] = {
         "deepseek_chat": "agent_core.model.deepseek:DeepSeekChatModel"
@@ -226,12 +222,8 @@ class MoonshotCredential(CredentialBase):
     """An API key for Moonshot AI's (OpenAI-compatible) API (Kimi models)."""
 
     type: Literal["moonshot_credential"] = "moonshot_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: str = Field(
-        default="https://api.moonshot.cn/v1",
-        min_length=1,
-        description="API root; `/chat/completions` is appended.",
-    )
+    api_key: ApiKey
+    base_url: str = _root_field("https://api.moonshot.cn/v1")
 
     chat_models: ClassVar[dict[str, str]] = {
         "moonshot_chat": "agent_core.model.moonshot:MoonshotChatModel"
@@ -242,7 +234,7 @@ class XAICredential(CredentialBase):
     """An API key for xAI's REST API (Grok models)."""
 
     type: Literal["xai_credential"] = "xai_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
+    api_key: ApiKey
     api_host: str = Field(
         default="api.x.ai",
         min_length=1,
@@ -263,11 +255,9 @@ class GeminiCredential(CredentialBase):
     """An API key for the Google Gemini API (Google AI Studio)."""
 
     type: Literal["gemini_credential"] = "gemini_credential"
-    api_key: SecretStr = Field(description="Secret API key.")
-    base_url: str = Field(
-        default="https://generativelanguage.googleapis.com/v1beta",
-        min_length=1,
-        description="API root; `/models/<model>:generateContent` is appended.",
+    api_key: ApiKey
+    base_url: str = _root_field(
+        "https://generativelanguage.googleapis.com/v1beta", "/models/<model>:generateContent"
     )
 
     chat_models: ClassVar[dict[str, str]] = {

@@ -25,7 +25,7 @@ from agentscope.message import TextBlock, ToolCallBlock
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from pydantic import BaseModel
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 
 @dataclass

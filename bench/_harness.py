@@ -23,9 +23,9 @@ from ray import serve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from actors._ports import find_free_port
-from actors.embedded_redis import EmbeddedRedis
-from actors.keys import Keys
+from actors.bus.keys import Keys
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.openai_server import OpenAIWireServer

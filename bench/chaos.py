@@ -9,7 +9,7 @@ fault strikes:
 * ``redis``   — Redis stopped for ~2 s and restarted while replies run.
 
 Then every session is audited: its transcript (each turn's input answered once), its event log
-(`actors.audit`: one end per reply, nothing answered twice) and its error replies; and the time
+(`actors.ops.audit`: one end per reply, nothing answered twice) and its error replies; and the time
 from the fault to each faulted session's next completed reply.
 
 Run: python bench/chaos.py [--fault actor|replica|redis] [--sessions 20] [--turns 5]
@@ -30,11 +30,11 @@ import ray
 from _harness import service_stack
 from ray._private import state as ray_state
 
-from actors.audit import audit_session
-from actors.bus import RedisMessageBus
-from actors.keys import Keys
-from actors.redis_connect import connect
-from actors.storage import RedisStorage
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
+from actors.ops.audit import audit_session
+from actors.storage.redis_storage import RedisStorage
 from tests.support.api import make_session, post_chat
 from tests.support.openai_server import ScriptedReply
 from tests.support.ray_actors import home_name

@@ -25,10 +25,10 @@ import psutil
 from _harness import percentiles, service_stack
 from _procs import cpu_delta, cpu_seconds
 
-from actors._ports import find_free_port
-from actors.bus import RedisMessageBus
-from actors.keys import Keys
-from actors.redis_connect import connect
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
+from actors.local._ports import find_free_port
 from agent_core.event import CustomEvent
 from tests.support.api import make_session
 

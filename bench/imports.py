@@ -6,7 +6,7 @@ module a session host or a workspace actor is built from. Printed: wall time of 
 USS (unique set size) of both processes and the difference, the number of modules loaded, and
 the heavy third-party packages it loaded that the bare worker had not.
 
-Run: .venv/bin/python bench/imports.py [--reps 5] [--module actors._remote]
+Run: .venv/bin/python bench/imports.py [--reps 5] [--module actors._remote.session_actor]
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def main() -> None:
         help="module to measure (repeatable; default: the session and workspace actor modules)",
     )
     args = parser.parse_args()
-    targets = args.module or ["actors._remote", "actors.workspace_host"]
+    targets = args.module or ["actors._remote.session_actor", "actors.workspaces.host"]
     bare = [probe([]) for _ in range(args.reps)]
     bare_uss = median_of(bare, "uss")
     print(f"Imports over a bare Ray worker (python + `import ray`), median of {args.reps} runs")

@@ -29,7 +29,7 @@ import psutil
 from _harness import service_stack
 from _procs import cpu_delta, cpu_seconds
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 from tests.support.api import make_session
 
 HERE = Path(__file__).resolve().parent

@@ -22,18 +22,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import io
-import pstats
 import statistics
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _agentscope import ScriptedAgentScopeModel, Step
+from _timing import interleaved, print_top
 from agentscope.agent import Agent as ASAgent
 from agentscope.agent import ReActConfig as ASReActConfig
 from agentscope.message import UserMsg as ASUserMsg
@@ -137,19 +136,6 @@ async def run_agentscope(iters: int) -> float:
     return elapsed
 
 
-async def interleaved(
-    runs: dict[str, Callable[[], Awaitable[float]]], reps: int
-) -> dict[str, list[float]]:
-    """Seconds of each run, `reps` rounds taking every run in turn (after one warm-up each)."""
-    for run_once in runs.values():
-        await run_once()
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(reps):
-        for name, run_once in runs.items():
-            samples[name].append(await run_once())
-    return samples
-
-
 async def profile_troupe(iters: int, top: int = 25) -> None:
     """cProfile one lean Troupe reply and print the top functions by own time."""
     await run_troupe(iters, LeanScriptedChatModel)
@@ -157,14 +143,10 @@ async def profile_troupe(iters: int, top: int = 25) -> None:
     profiler.enable()
     await run_troupe(iters, LeanScriptedChatModel)
     profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    print(f"\n--- cProfile, Troupe lean loop, {iters} iterations, top {top} by own time ---")
-    print(out.getvalue().split("\n", 4)[-1].rstrip())
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(r"agent_core", top)
-    print(f"\n--- same run, agent_core functions by cumulative time (top {top}) ---")
-    print(out.getvalue().split("\n", 4)[-1].rstrip())
+    title = f"cProfile, Troupe lean loop, {iters} iterations, top {top} by own time"
+    print_top(profiler, title, top)
+    title = f"same run, agent_core functions by cumulative time (top {top})"
+    print_top(profiler, title, top, sort="cumulative", only="agent_core")
 
 
 async def run(iters: int, reps: int, profile: bool) -> None:

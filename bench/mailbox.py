@@ -17,12 +17,12 @@ import time
 import httpx
 from _harness import percentiles, service_stack
 
-from actors._remote import RayDispatcher
-from actors.bus import RedisMessageBus
-from actors.dispatch import Mailbox
-from actors.keys import Keys
-from actors.redis_connect import connect
-from actors.team_tools import team_message
+from actors._remote.session_actor import RayDispatcher
+from actors.bus.keys import Keys
+from actors.bus.mailbox import Mailbox
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.redis_connect import connect
+from actors.teams.tools import team_message
 from tests.support.api import make_session
 
 USER = {"X-User-ID": "bench"}

@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import io
-import pstats
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _agentscope import ScriptedAgentScopeModel, Step
+from _timing import interleaved, print_top
 from agentscope.agent import Agent as ASAgent
 from agentscope.message import UserMsg as ASUserMsg
 from agentscope.permission import PermissionContext as ASPermissionContext
@@ -42,7 +40,7 @@ from agentscope.permission import PermissionMode as ASPermissionMode
 from agentscope.state import AgentState as ASAgentState
 from agentscope.tool import FunctionTool as ASFunctionTool
 from agentscope.tool import Toolkit as ASToolkit
-from loop_overhead import LeanScriptedChatModel
+from loop_overhead import LeanScriptedChatModel, add
 
 from agent_core.agent import Agent
 from agent_core.message import UserMsg
@@ -53,16 +51,6 @@ from agent_core.tool import FunctionTool, Toolkit
 
 TARGET = 0.2
 ANSWER = "Hello! How can I help you today?"
-
-
-async def add(a: int, b: int) -> str:
-    """Add two integers.
-
-    Args:
-        a: The first integer.
-        b: The second integer.
-    """
-    return str(a + b)
 
 
 def troupe_agent(scenario: str, replies: int) -> Agent:
@@ -127,29 +115,13 @@ async def run_agentscope(scenario: str, replies: int) -> float:
     return elapsed / replies
 
 
-async def interleaved(
-    runs: dict[str, Callable[[], Awaitable[float]]], reps: int
-) -> dict[str, list[float]]:
-    """Seconds per reply of each run, `reps` rounds taking every run in turn (after a warm-up)."""
-    for run_once in runs.values():
-        await run_once()
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(reps):
-        for name, run_once in runs.items():
-            samples[name].append(await run_once())
-    return samples
-
-
 async def profile_troupe(scenario: str, replies: int, top: int = 30) -> None:
     """cProfile Troupe's replies of one scenario and print the top functions by own time."""
     profiler = cProfile.Profile()
     profiler.enable()
     await run_troupe(scenario, replies)
     profiler.disable()
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    print(f"\n--- cProfile, Troupe, scenario {scenario}, top {top} by own time ---")
-    print(out.getvalue().split("\n", 4)[-1].rstrip())
+    print_top(profiler, f"cProfile, Troupe, scenario {scenario}, top {top} by own time", top)
 
 
 async def run(replies: int, reps: int, profile: bool) -> None:

@@ -33,7 +33,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 _REPO = Path(__file__).resolve().parents[1]
 

@@ -39,7 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import json
+import itertools
 import logging
 import multiprocessing
 import os
@@ -58,7 +58,7 @@ import httpx
 import psutil
 from _harness import service_stack
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.sse import Frame, read_frames
@@ -66,6 +66,7 @@ from tests.support.sse import Frame, read_frames
 LEADER = "Lead"
 LEADER_PROMPT = "You lead a crew."
 REPORT = re.compile(r"report: done by (w\d+)")
+CREATED = re.compile(r"Member '(w\d+)' added|member named '(w\d+)' already exists")
 SAMPLE_EVERY = 0.25
 
 
@@ -122,16 +123,23 @@ def scripted_team(
         return ScriptedReply(
             tool_calls=[("tc", "TeamCreate", {"name": "crew", "description": "bench workers"})]
         )
+    # A worker exists once an AgentCreate call for it succeeded (or found it there); a call
+    # past the leader's iteration limit is answered "Not executed" and made again.
     memory.created |= {
-        json.loads(call["function"]["arguments"])["name"]
+        name
         for m in messages
-        if m["role"] == "assistant"
-        for call in m.get("tool_calls") or []
-        if call["function"]["name"] == "AgentCreate"
+        if m["role"] == "tool"
+        for pair in CREATED.findall(_text(m))
+        for name in pair
+        if name
     }
+    memory.reported |= {name for t in user_texts for name in REPORT.findall(t)}
     created = len(memory.created)
+    if body.get("tool_choice") == "none":  # the leader's last step before its iteration limit
+        return ScriptedReply(text=f"{created} created, {len(memory.reported)} reported so far.")
     if created < workers:
-        names = [f"w{i}" for i in range(created + 1, min(created + batch, workers) + 1)]
+        missing = (f"w{i}" for i in range(1, workers + 1) if f"w{i}" not in memory.created)
+        names = list(itertools.islice(missing, batch))
         return ScriptedReply(
             text="Spawning.",
             tool_calls=[
@@ -143,7 +151,6 @@ def scripted_team(
                 for w in names
             ],
         )
-    memory.reported |= {name for t in user_texts for name in REPORT.findall(t)}
     reported = memory.reported
     if len(reported) == workers:
         return ScriptedReply(text=f"All {workers} workers reported.")

@@ -95,11 +95,11 @@ async def sandbox(workdir: Path) -> AsyncIterator[Opened]:
 async def workspace_actor(workdir: Path) -> AsyncIterator[Opened]:
     import ray
 
-    from actors.embedded_redis import EmbeddedRedis
+    from actors.local.embedded_redis import EmbeddedRedis
     from actors.settings import RuntimeSettings
-    from actors.workspace_host import WorkspaceRequest
-    from actors.workspace_service import RayWorkspaceService
-    from actors.workspaces import session_kit
+    from actors.workspaces.host import WorkspaceRequest
+    from actors.workspaces.ray_service import RayWorkspaceService
+    from actors.workspaces.session_workspaces import session_kit
 
     with EmbeddedRedis() as redis_server:
         ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="bench-ws")

@@ -10,13 +10,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from actors.team import SubAgentTemplate
+    from actors.teams.store import SubAgentTemplate
     from serve.agui import AGUIProtocolMiddleware
     from serve.app import build_app, cors_middleware, create_app
     from serve.protocol import ProtocolMiddlewareBase
 
 _SOURCES = {
-    "SubAgentTemplate": "actors.team",
+    "SubAgentTemplate": "actors.teams.store",
     "AGUIProtocolMiddleware": "serve.agui",
     "ProtocolMiddlewareBase": "serve.protocol",
     "build_app": "serve.app",

@@ -19,19 +19,20 @@ from actors.client import (
     MAX_UPLOAD_REQUEST_BYTES,
     RedisMessageBus,
     RedisStorage,
+    RuntimeApi,
     RuntimeClient,
     SessionDispatcher,
     ray_dispatcher,
     ray_workspaces,
 )
-from actors.extensions import (
+from actors.sessions.extensions import (
     AgentMiddlewareFactory,
     AgentToolFactory,
     import_path,
     register_credential_types,
 )
 from actors.settings import RuntimeSettings
-from actors.team import SubAgentTemplate, template_registry
+from actors.teams.store import SubAgentTemplate, template_registry
 from agent_core.credential import CredentialBase
 from serve.auth import AuthMode
 from serve.body_limit import BodyLimit
@@ -236,7 +237,7 @@ def cors_middleware(origins: Sequence[str]) -> Middleware:
 
 
 def build_app(
-    runtime_factory: Callable[[], RuntimeClient],
+    runtime_factory: Callable[[], RuntimeApi],
     *,
     middlewares: Sequence[Middleware] = (),
     title: str = "Troupe",

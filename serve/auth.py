@@ -16,8 +16,8 @@ from typing import Literal
 
 from fastapi import HTTPException, Request
 
-from actors.api_keys import ApiKeyStore
-from actors.client import RuntimeClient
+from actors.client import RuntimeApi
+from actors.storage.api_keys import ApiKeyStore
 
 AuthMode = Literal["dev", "keys"]
 AUTH_MODES: tuple[AuthMode, ...] = ("dev", "keys")
@@ -50,7 +50,7 @@ async def authenticate(request: Request, x_user_id: str | None, bearer: str | No
         return Principal(user_id=x_user_id, admin=True)
     if not bearer:
         raise _refuse("an API key is required (Authorization: Bearer trp_...)")
-    runtime: RuntimeClient = request.app.state.runtime
+    runtime: RuntimeApi = request.app.state.runtime
     key = await ApiKeyStore(runtime.storage.redis, runtime.storage.keys).resolve(bearer)
     if key is None:
         raise _refuse("the API key is not valid (unknown, revoked or mistyped)")

@@ -189,7 +189,7 @@ def _start_ray(args: argparse.Namespace, namespace: str, stack: ExitStack) -> st
     # asked for: by default it is per-actor noise and a raylet line on every clean stop.
     verbose = args.log_level in ("debug", "info")
     if not args.ray_address:
-        from actors.local_ray import LocalRay
+        from actors.local.ray_node import LocalRay
 
         local = LocalRay(
             namespace=namespace,
@@ -234,7 +234,7 @@ def serve_command(args: argparse.Namespace) -> None:
         claim_port(args.host, args.port)
         listener = StartingListener(args.host, args.port)
         stack.callback(listener.close)
-        from actors.embedded_redis import EmbeddedRedisError
+        from actors.local.embedded_redis import EmbeddedRedisError
         from workspaces import WorkspaceError
 
         try:
@@ -244,10 +244,10 @@ def serve_command(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListener) -> None:
-    from actors.crypto import GENERATED_KEY_WARNING
-    from actors.embedded_redis import EmbeddedRedis
+    from actors.local.embedded_redis import EmbeddedRedis
     from actors.settings import RuntimeSettings
-    from actors.workspace_backends import resolve_backend
+    from actors.storage.crypto import GENERATED_KEY_WARNING
+    from actors.workspaces.backends import resolve_backend
 
     redis_url = args.redis_url
     if redis_url:

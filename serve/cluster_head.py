@@ -74,7 +74,7 @@ def _ray_answers(host: str, port: int) -> bool:
 def _start(args: argparse.Namespace) -> None:
     from ray.util import get_node_ip_address
 
-    from actors.embedded_redis import EmbeddedRedis
+    from actors.local.embedded_redis import EmbeddedRedis
 
     data_dir: Path = args.data_dir.expanduser()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)

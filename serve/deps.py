@@ -1,8 +1,8 @@
 """Request dependencies: the caller's identity, the runtime client, and the spec's injectables.
 
 The spec's `agentscope.app.deps` names seven dependencies for custom routers. Troupe runs
-sessions in Ray actors, so the app holds one `RuntimeClient` and each injectable returns the
-part of it doing that job in this process:
+sessions in Ray actors, so the app holds one runtime (`RuntimeApi`) and each injectable
+returns the part of it doing that job in this process:
 
 | Dependency                    | Troupe returns                                              |
 |-------------------------------|-------------------------------------------------------------|
@@ -12,7 +12,7 @@ part of it doing that job in this process:
 | `get_workspace_manager`       | the client's `SessionWorkspaces` (workspaces by session)    |
 | `get_background_task_manager` | the `WorkspaceService` running background tool calls        |
 | `get_scheduler_manager`       | the client's `ScheduleService`                              |
-| `get_chat_service`            | the `RuntimeClient` itself (`chat`, `interrupt`, `events`)  |
+| `get_chat_service`            | the runtime (its `chat`: `send`, `interrupt`, `events`)     |
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from actors.client import RedisMessageBus, RedisStorage, RuntimeClient
-from actors.schedule_service import ScheduleService
-from actors.workspaces import SessionWorkspaces, WorkspaceService
+from actors.client import RedisMessageBus, RedisStorage, RuntimeApi
+from actors.schedules.service import ScheduleService
+from actors.workspaces.session_workspaces import SessionWorkspaces, WorkspaceService
 from serve.auth import Principal, authenticate
 
 _bearer = HTTPBearer(
@@ -58,10 +58,10 @@ get_current_user_id = user_id
 """The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
 
 
-async def runtime(request: Request) -> RuntimeClient:
+async def runtime(request: Request) -> RuntimeApi:
     """The app's runtime client."""
     # `async`, like `user_id`: FastAPI runs a plain `def` dependency on a worker thread.
-    client: RuntimeClient = request.app.state.runtime
+    client: RuntimeApi = request.app.state.runtime
     return client
 
 
@@ -73,7 +73,7 @@ async def admin(caller: Annotated[Principal, Depends(principal)]) -> Principal:
 
 
 UserId = Annotated[str, Depends(user_id)]
-Runtime = Annotated[RuntimeClient, Depends(runtime)]
+Runtime = Annotated[RuntimeApi, Depends(runtime)]
 
 
 def get_storage(client: Runtime) -> RedisStorage:
@@ -111,8 +111,8 @@ def get_scheduler_manager(client: Runtime) -> ScheduleService:
     return client.schedules
 
 
-def get_chat_service(client: Runtime) -> RuntimeClient:
-    """The entry point for running sessions: the runtime client (`chat`, `interrupt`, `events`).
+def get_chat_service(client: Runtime) -> RuntimeApi:
+    """The entry point for running sessions: the runtime (its `chat` sends, interrupts, streams).
 
     Troupe's counterpart of the spec's ChatService runs each session in its own actor; the
     client delivers input to it and reads its event log.

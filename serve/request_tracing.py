@@ -3,7 +3,7 @@
 The span continues the caller's trace when the request carries W3C `traceparent` (or nests in
 the current span, when the server traces requests itself), and is
 current while the app handles the request, so whatever the request delivers to a session
-carries it on (`actors.tracing`). It ends when the response does (an SSE stream's with the
+carries it on (`actors.ops.tracing`). It ends when the response does (an SSE stream's with the
 stream). Without a configured tracer provider the middleware only passes requests through.
 """
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from actors.records import ChatModelConfig, SessionRecord
-from actors.schedule import ScheduleData, ScheduleRecord, check_timing, to_utc
+from actors.schedules.store import ScheduleData, ScheduleRecord, check_timing, to_utc
+from actors.storage.records import ChatModelConfig, SessionRecord
 from agent_core.permission import PermissionMode
 
 

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from actors.records import (
+from actors.storage.records import (
     AgentChatConfig,
     AgentData,
     AgentRecord,
@@ -77,11 +77,19 @@ class CreateAgentRequest(_FlatChatConfigs):
     name: str = Field(min_length=1, max_length=200, description="Agent name.")
     system_prompt: str = Field(default="You're a helpful assistant.")
     chat_config: AgentChatConfig | None = None
+    dedicated_process: bool = Field(
+        default=False, description=AgentData.model_fields["dedicated_process"].description
+    )
 
     def to_data(self) -> AgentData:
         """The stored form of the agent."""
         chat = self.fold_flat(self.chat_config or AgentChatConfig())
-        return AgentData(name=self.name, system_prompt=self.system_prompt, chat_config=chat)
+        return AgentData(
+            name=self.name,
+            system_prompt=self.system_prompt,
+            chat_config=chat,
+            dedicated_process=self.dedicated_process,
+        )
 
 
 class UpdateAgentRequest(_FlatChatConfigs):
@@ -96,6 +104,12 @@ class UpdateAgentRequest(_FlatChatConfigs):
         description="New text-conversation settings. Only supplied sub-configs are replaced; "
         "omitted sub-configs keep their current values.",
     )
+    dedicated_process: bool | None = Field(
+        default=None,
+        description="Whether each session runs in an actor of its own. Sessions already "
+        "placed keep their placement; new ones, and those a shared host closed when idle, "
+        "follow the new value.",
+    )
 
     def apply_to(self, data: AgentData) -> AgentData:
         """Return `data` with this request's changes."""
@@ -104,7 +118,11 @@ class UpdateAgentRequest(_FlatChatConfigs):
             sent = self.chat_config.model_fields_set
             chat = chat.model_copy(update={k: getattr(self.chat_config, k) for k in sent})
         chat = self.fold_flat(chat)
-        top = {"name": self.name, "system_prompt": self.system_prompt}
+        top = {
+            "name": self.name,
+            "system_prompt": self.system_prompt,
+            "dedicated_process": self.dedicated_process,
+        }
         changes = {k: v for k, v in top.items() if v is not None}
         return data.model_copy(update={**changes, "chat_config": chat})
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from actors.client import MemberStatus, SessionOverview, TeamStatus
-from actors.records import AgentRecord, SessionRecord, SessionStatus
-from actors.team import TeamRecord
+from actors.storage.records import AgentRecord, SessionRecord, SessionStatus
+from actors.teams.store import TeamRecord
 from serve.schemas import AgentView
 
 

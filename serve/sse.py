@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from actors.client import RuntimeClient, StreamId
+from actors.client import RuntimeApi, StreamId
 from actors.errors import StorageUnavailable
 
 KEEPALIVE = ": keep-alive\n\n"
@@ -28,16 +28,14 @@ def frame(event_id: str, payload: str) -> str:
     return f"id: {event_id}\ndata: {payload}\n\n"
 
 
-async def event_frames(
-    runtime: RuntimeClient, session_id: str, after: StreamId
-) -> AsyncIterator[str]:
+async def event_frames(runtime: RuntimeApi, session_id: str, after: StreamId) -> AsyncIterator[str]:
     """Frames of every event after `after`, then live ones; a comment on each idle period.
 
     The start is settled when this returns. Rides out short Redis outages; ends (so the
     client reconnects with `Last-Event-ID`) if Redis stays away longer than the runtime's
     grace period.
     """
-    return _frames(await runtime.events(session_id, after))
+    return _frames(await runtime.chat.events(session_id, after))
 
 
 async def _frames(events: AsyncIterator[tuple[str, str]]) -> AsyncIterator[str]:

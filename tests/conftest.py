@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 
 EXTERNAL_REDIS_ENV = "TROUPE_REDIS_URL"
 

@@ -320,6 +320,13 @@ class Agent:
         yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
         async for event in self._chain.wrap_reasoning(self._reason_step(reply))(tool_choice="none"):
             yield reply.emit(event)
+        # A provider may still call tools here. Those calls are not run: answer them so, or the
+        # model would take them for done and the context would hold calls without results.
+        for event in reply.close_open_calls(
+            f"Not executed: this reply reached its limit of {self.react_config.max_iters} "
+            "reasoning-acting iterations. Call the tool again if it is still needed."
+        ):
+            yield event
 
     # steps
     async def _gate_and_act(

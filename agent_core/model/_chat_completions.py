@@ -5,12 +5,10 @@ Shared by every provider speaking OpenAI's protocol (`OpenAIChatModel` and its s
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core._ids import new_id
 from agent_core.message import TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import ResponseDecoder
 from agent_core.model._response import ChatUsage, ResponseBlock
@@ -38,8 +36,6 @@ class DeltaDecoder(ResponseDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._calls: dict[int, _PendingCall] = {}
-        self._block_ids: dict[str, str] = {}
-        self._last_kind = ""
         self.raw_usage: dict[str, Any] | None = None
 
     @property
@@ -54,16 +50,9 @@ class DeltaDecoder(ResponseDecoder):
         return parse_usage(self.raw_usage, seconds)
 
     def feed(self, payload: Any) -> list[ResponseBlock]:
-        if not isinstance(payload, dict):
-            raise ValueError("chunk is not a JSON object")
-        if payload.get("error") is not None:
-            raise ValueError(f"provider error: {json.dumps(payload['error'])[:500]}")
-        if isinstance(payload.get("id"), str) and payload["id"]:
-            self.response_id = payload["id"]
-        if payload.get("usage") is not None:
-            if not isinstance(payload["usage"], dict):
-                raise ValueError("`usage` is not an object")
-            self.raw_usage = payload["usage"]
+        payload, usage = self._chunk(payload, "id", "usage")
+        if usage is not None:
+            self.raw_usage = usage
         choices = payload.get("choices") or []
         if not isinstance(choices, list):
             raise ValueError("`choices` is not a list")
@@ -91,12 +80,6 @@ class DeltaDecoder(ResponseDecoder):
                     raise ValueError("a tool call ended without a name")
                 out.append(self._start(call))
         return out
-
-    def _block_id(self, kind: str) -> str:
-        if self._last_kind != kind or kind not in self._block_ids:
-            self._block_ids[kind] = new_id()
-        self._last_kind = kind
-        return self._block_ids[kind]
 
     def _delta(self, delta: dict[str, Any]) -> list[ResponseBlock]:
         out: list[ResponseBlock] = []

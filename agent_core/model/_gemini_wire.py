@@ -15,7 +15,6 @@ import uuid
 from typing import Any
 
 from agent_core._gemini_formatter import SIGNATURE_PREFIX
-from agent_core._ids import new_id
 from agent_core.message import Base64Source, DataBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from agent_core.model._http import ResponseDecoder
 from agent_core.model._response import ChatUsage, ResponseBlock
@@ -165,8 +164,6 @@ class GeminiDecoder(ResponseDecoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._block_ids: dict[str, str] = {}
-        self._last_kind = ""
         self.raw_usage: dict[str, Any] | None = None
         self.finish_reason: str | None = None
         self.block_reason: str | None = None
@@ -181,16 +178,9 @@ class GeminiDecoder(ResponseDecoder):
         Raises:
             ValueError: the object is not a response (or is an error); the message says why.
         """
-        if not isinstance(payload, dict):
-            raise ValueError("chunk is not a JSON object")
-        if payload.get("error") is not None:
-            raise ValueError(f"provider error: {json.dumps(payload['error'])[:500]}")
-        if isinstance(payload.get("responseId"), str) and payload["responseId"]:
-            self.response_id = payload["responseId"]
-        if payload.get("usageMetadata") is not None:
-            if not isinstance(payload["usageMetadata"], dict):
-                raise ValueError("`usageMetadata` is not an object")
-            self.raw_usage = payload["usageMetadata"]
+        payload, usage = self._chunk(payload, "responseId", "usageMetadata")
+        if usage is not None:
+            self.raw_usage = usage
         feedback = payload.get("promptFeedback") or {}
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             self.block_reason = str(feedback["blockReason"])
@@ -209,12 +199,6 @@ class GeminiDecoder(ResponseDecoder):
             for part in parts:
                 out.extend(self._part(part))
         return out
-
-    def _block_id(self, kind: str) -> str:
-        if self._last_kind != kind or kind not in self._block_ids:
-            self._block_ids[kind] = new_id()
-        self._last_kind = kind
-        return self._block_ids[kind]
 
     def _part(self, part: dict[str, Any]) -> list[ResponseBlock]:
         if not isinstance(part, dict):

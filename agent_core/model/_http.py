@@ -2,10 +2,10 @@
 
 A provider subclasses it and supplies what differs between providers:
 
-- `_path` (the endpoint), `_auth_headers` (how the key is sent; Bearer by default) and
-  `_base_url` (the credential's) — the transport side;
-- `_body` (parameters, formatted messages, tools, tool choice → the JSON body) and
-  `_decoder` (a fresh `ResponseDecoder` per call) — the model side;
+- `path` (the endpoint, or `_path` where it depends on the call), `_auth_headers` (how the key
+  is sent; Bearer by default) and `_base_url` (the credential's) — the transport side;
+- `_body` (a call's `BodyArgs` → the JSON body) and `decoder` (the `ResponseDecoder` class, a
+  fresh one per call) — the model side;
 - `framing`: "sse" (Server-Sent Events, `data: [DONE]` ends it) or "ndjson".
 
 `_call_api` does the rest: POST through the `HTTPTransport`, typed errors, streaming deltas
@@ -15,16 +15,19 @@ then usage, or one whole response.
 from __future__ import annotations
 
 import builtins
+import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Literal, NoReturn, Self
 
 import httpx
 from pydantic import BaseModel
 
+from agent_core._ids import new_id
 from agent_core.credential import CredentialBase
 from agent_core.formatter import FormatterBase
 from agent_core.message import Msg
@@ -44,6 +47,11 @@ from agent_core.model.base import ChatModelBase, ToolChoice, ToolLike, select_to
 _SHAPE_ERRORS = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
+def present(**fields: Any) -> dict[str, Any]:
+    """The given fields that are set (not None), e.g. a request's optional knobs."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 class ResponseDecoder(ABC):
     """Turns one answer of a provider (streamed payloads, or its whole body) into blocks.
 
@@ -61,6 +69,8 @@ class ResponseDecoder(ABC):
     def __init__(self) -> None:
         self.response_id: str | None = None
         self.complete = False
+        self._block_ids: dict[str, str] = {}
+        self._last_kind = ""
 
     @abstractmethod
     def feed(self, payload: Any) -> list[ResponseBlock]:
@@ -79,6 +89,55 @@ class ResponseDecoder(ABC):
     @abstractmethod
     def usage(self, seconds: float) -> ChatUsage | None:
         """Return the answer's usage, if the provider told, timed at `seconds`."""
+
+    def _block_id(self, kind: str) -> str:
+        """The id of the block a fragment of `kind` belongs to: a new one once another kind came.
+
+        Set `_last_kind` to something else (e.g. "tool_call") to end the current run.
+        """
+        if self._last_kind != kind or kind not in self._block_ids:
+            self._block_ids[kind] = new_id()
+        self._last_kind = kind
+        return self._block_ids[kind]
+
+    def _chunk(
+        self, payload: Any, id_key: str, usage_key: str
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """Check one JSON chunk and note its answer id; return it and its usage object, if any.
+
+        Raises:
+            ValueError: the chunk is not an object, carries an `error`, or a usage of the wrong
+                shape.
+        """
+        if not isinstance(payload, dict):
+            raise ValueError("chunk is not a JSON object")
+        if payload.get("error") is not None:
+            raise ValueError(f"provider error: {json.dumps(payload['error'])[:500]}")
+        if isinstance(payload.get(id_key), str) and payload[id_key]:
+            self.response_id = payload[id_key]
+        usage = payload.get(usage_key)
+        if usage is not None and not isinstance(usage, dict):
+            raise ValueError(f"`{usage_key}` is not an object")
+        return payload, usage
+
+
+@dataclass(frozen=True, slots=True)
+class BodyArgs:
+    """What one call's JSON body is built from.
+
+    Attributes:
+        model_name: The model name sent.
+        messages: The conversation to format.
+        tools: Function-tool dicts offered (None for none).
+        tool_choice: The tool choice, if one was given.
+        extra: The call's keyword arguments, sent as body fields.
+    """
+
+    model_name: str
+    messages: list[Msg]
+    tools: list[dict[str, Any]] | None
+    tool_choice: ToolChoice | None
+    extra: dict[str, Any]
 
 
 class HTTPChatModel(ChatModelBase):
@@ -101,6 +160,10 @@ class HTTPChatModel(ChatModelBase):
 
     framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
     default_context_size: ClassVar[int] = 128_000
+    path: ClassVar[str]
+    """The endpoint path appended to the base URL (e.g. "/chat/completions")."""
+    decoder: ClassVar[builtins.type[ResponseDecoder]]
+    """The decoder class; a new one decodes each answer."""
 
     def __init__(
         self,
@@ -168,24 +231,13 @@ class HTTPChatModel(ChatModelBase):
         """Per-call headers (an SSE `Accept` when streaming, by default)."""
         return {"Accept": "text/event-stream"} if self.stream and self.framing == "sse" else {}
 
-    @abstractmethod
     def _path(self, model_name: str) -> str:
-        """The endpoint path appended to the base URL (e.g. "/chat/completions")."""
+        """The endpoint path of a call to `model_name` (`path` by default)."""
+        return self.path
 
     @abstractmethod
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The JSON body of one call; `tools` are function-tool dicts, `extra` the call kwargs."""
-
-    @abstractmethod
-    def _decoder(self) -> ResponseDecoder:
-        """A fresh decoder for one answer."""
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
+        """The JSON body of one call."""
 
     # --- The shared machinery -----------------------------------------------------------------
 
@@ -202,7 +254,7 @@ class HTTPChatModel(ChatModelBase):
             ValueError: `tools` or `tool_choice` is malformed.
         """
         offered, choice = select_tools(tool_dicts(tools), tool_choice)
-        return await self._body(self.model, messages, offered or None, choice, kwargs)
+        return await self._body(BodyArgs(self.model, messages, offered or None, choice, kwargs))
 
     async def _call_api(
         self,
@@ -213,11 +265,11 @@ class HTTPChatModel(ChatModelBase):
         **kwargs: Any,
     ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
         """POST one request; its error status is raised here, before any delta."""
-        body = await self._body(model_name, messages, tools, tool_choice, kwargs)
+        body = await self._body(BodyArgs(model_name, messages, tools, tool_choice, kwargs))
         started = time.monotonic()
         target = self.transport.target(self._path(model_name), model_name)
         response = await self.transport.post(target, body, headers=self._request_headers())
-        decoder = self._decoder()
+        decoder = self.decoder()
         if self.stream:
             return self._deltas(response, decoder, target, started)
         payload = await read_json(response, target)

@@ -15,10 +15,11 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import httpx
 
@@ -296,27 +297,13 @@ async def aiter_sse_json(
         ModelResponseError: an event's data is not JSON.
         ModelConnectionError: the connection failed mid-stream.
     """
-    decoder = SSEDecoder()
-    try:
-        async for chunk in response.aiter_bytes():
-            for data in decoder.feed(chunk):
-                if data.strip() == done:
-                    yield DONE
-                    return
-                if data.strip():
-                    yield parse_json(target.model, data)
-        for data in decoder.close():
+    async with aclosing(_texts(response, target, SSEDecoder())) as events:
+        async for data in events:
             if data.strip() == done:
                 yield DONE
                 return
             if data.strip():
                 yield parse_json(target.model, data)
-    except httpx.DecodingError as exc:
-        malformed(target.model, f"undecodable body: {exc}", exc)
-    except httpx.TransportError as exc:
-        raise connection_error(target, exc) from exc
-    finally:
-        await response.aclose()
 
 
 class NDJSONDecoder:
@@ -344,13 +331,27 @@ async def aiter_ndjson(response: httpx.Response, target: Target) -> AsyncGenerat
         ModelResponseError: a line is not JSON.
         ModelConnectionError: the connection failed mid-stream.
     """
-    decoder = NDJSONDecoder()
+    async with aclosing(_texts(response, target, NDJSONDecoder())) as lines:
+        async for line in lines:
+            yield parse_json(target.model, line)
+
+
+class _TextDecoder(Protocol):
+    def feed(self, chunk: bytes) -> list[str]: ...
+
+    def close(self) -> list[str]: ...
+
+
+async def _texts(
+    response: httpx.Response, target: Target, decoder: _TextDecoder
+) -> AsyncGenerator[str, None]:
+    """The texts `decoder` cuts the streamed body into; the answer is closed at the end."""
     try:
         async for chunk in response.aiter_bytes():
-            for line in decoder.feed(chunk):
-                yield parse_json(target.model, line)
-        for line in decoder.close():
-            yield parse_json(target.model, line)
+            for text in decoder.feed(chunk):
+                yield text
+        for text in decoder.close():
+            yield text
     except httpx.DecodingError as exc:
         malformed(target.model, f"undecodable body: {exc}", exc)
     except httpx.TransportError as exc:

@@ -29,7 +29,8 @@ from agent_core.message import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -345,20 +346,14 @@ class AnthropicChatModel(HTTPChatModel):
         temperature: float | None = Field(
             default=None, ge=0, le=1, description="Sampling temperature; higher is more random."
         )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        top_p: TopP = None
+        top_k: TopK = None
         stop_sequences: list[str] | None = Field(
             default=None, description="Sequences that end the answer."
         )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Extended thinking before answering, within `thinking_budget` "
-            "(`thinking_mode`, when set, wins).",
+        thinking_enable: bool = thinking(
+            "Extended thinking before answering, within `thinking_budget` "
+            "(`thinking_mode`, when set, wins)."
         )
         thinking_budget: int = Field(
             default=4096,
@@ -386,11 +381,11 @@ class AnthropicChatModel(HTTPChatModel):
             default=True,
             description="Cache the system prompt, tools and conversation prefix between calls.",
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        parallel_tool_calls: ParallelToolCalls = None
 
     type = "anthropic_chat"
+    path = "/messages"
+    decoder = _AnthropicDecoder
     default_context_size = 200_000
     cards_dir = files("agent_core.model") / "_cards" / "anthropic"
 
@@ -403,9 +398,6 @@ class AnthropicChatModel(HTTPChatModel):
             "anthropic-version": ANTHROPIC_VERSION,
         }
 
-    def _path(self, model_name: str) -> str:
-        return "/messages"
-
     def _thinking_mode(self) -> str | None:
         """The `thinking.type` sent: `thinking_mode`, else `enabled` if `thinking_enable`."""
         p = self.parameters
@@ -416,23 +408,13 @@ class AnthropicChatModel(HTTPChatModel):
         # Thinking (adaptive or budgeted) allows only an `auto` or `none` tool choice.
         return self._thinking_mode() in (None, "disabled")
 
-    def _decoder(self) -> ResponseDecoder:
-        return _AnthropicDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         p = self.parameters
         assert isinstance(p, AnthropicChatModel.Parameters)
-        turns = await self.formatter.format(messages)
+        turns = await self.formatter.format(call.messages)
         system = [t for t in turns if t["role"] == "system"]
         body: dict[str, Any] = {
-            "model": model_name,
+            "model": call.model_name,
             "max_tokens": p.max_tokens,
             "messages": [t for t in turns if t["role"] != "system"],
             "stream": self.stream,
@@ -451,7 +433,7 @@ class AnthropicChatModel(HTTPChatModel):
             body["thinking"] = thinking
         if p.reasoning_effort:
             body["output_config"] = {"effort": p.reasoning_effort}
-        if tools:
+        if call.tools:
             body["tools"] = [
                 {
                     "name": t["function"]["name"],
@@ -459,14 +441,14 @@ class AnthropicChatModel(HTTPChatModel):
                     "input_schema": t["function"].get("parameters")
                     or {"type": "object", "properties": {}},
                 }
-                for t in tools
+                for t in call.tools
             ]
-            choice = self._tool_choice(tool_choice, p.parallel_tool_calls)
+            choice = self._tool_choice(call.tool_choice, p.parallel_tool_calls)
             if choice:
                 body["tool_choice"] = choice
         if p.prompt_caching:
             _mark_cache(body)
-        body.update(extra)
+        body.update(call.extra)
         return body
 
     @staticmethod

@@ -13,11 +13,12 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
+from agent_core.model._compatible import ThinkingChatModel
+from agent_core.model._knobs import ParallelToolCalls, TopK, TopP, thinking
 from agent_core.model.base import ChatModelBase
-from agent_core.model.openai import OpenAIChatModel
 
 
-class DashScopeChatModel(OpenAIChatModel):
+class DashScopeChatModel(ThinkingChatModel):
     """A Qwen model served by DashScope.
 
     Args:
@@ -40,26 +41,16 @@ class DashScopeChatModel(OpenAIChatModel):
         model_config = ConfigDict(extra="allow")
 
         max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a hybrid model (e.g. qwen3) think before answering.",
-        )
+        thinking_enable: bool = thinking("Let a hybrid model (e.g. qwen3) think before answering.")
         thinking_budget: int | None = Field(
             default=None, gt=0, description="Most tokens the model may spend thinking."
         )
         temperature: float | None = Field(
             default=None, ge=0, lt=2, description="Sampling temperature; higher is more random."
         )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
+        top_p: TopP = None
+        top_k: TopK = None
+        parallel_tool_calls: ParallelToolCalls = None
 
     type = "dashscope_chat"
     default_context_size = 131_072
@@ -67,10 +58,6 @@ class DashScopeChatModel(OpenAIChatModel):
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(names=False)
-
-    def _forces_tool_calls(self) -> bool:
-        # Qwen in thinking mode takes only an `auto` or `none` tool choice.
-        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
 
     def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`thinking_enable` is sent as DashScope's `enable_thinking`."""

@@ -9,44 +9,20 @@ explicitly; `usage.prompt_cache_hit_tokens` counts the cached prompt.
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Any
-
-from pydantic import ConfigDict, Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
-from agent_core.model.base import ChatModelBase
-from agent_core.model.openai import OpenAIChatModel
+from agent_core.model._compatible import CompatibleParameters, ThinkingChatModel
+from agent_core.model._knobs import thinking
 
 
-class DeepSeekChatModel(OpenAIChatModel):
+class DeepSeekChatModel(ThinkingChatModel):
     """A DeepSeek model (constructor as `OpenAIChatModel`'s, with a `DeepSeekCredential`)."""
 
-    class Parameters(ChatModelBase.Parameters):
+    class Parameters(CompatibleParameters):
         """DeepSeek request parameters; unknown ones pass through as request fields."""
 
-        model_config = ConfigDict(extra="allow")
-
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
-        frequency_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
-        )
-        presence_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
-        )
-        stop: list[str] | None = Field(default=None, description="Sequences that end the answer.")
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let deepseek-chat think first (deepseek-reasoner always does).",
+        thinking_enable: bool = thinking(
+            "Let deepseek-chat think first (deepseek-reasoner always does)."
         )
 
     type = "deepseek_chat"
@@ -54,13 +30,3 @@ class DeepSeekChatModel(OpenAIChatModel):
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(names=False, reasoning_content=True)
-
-    def _forces_tool_calls(self) -> bool:
-        # DeepSeek's thinking mode does not take a forced tool choice.
-        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
-
-    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """`thinking_enable` is sent as DeepSeek's `thinking` switch."""
-        on = fields.pop("thinking_enable")
-        fields["thinking"] = {"type": "enabled" if on else "disabled"}
-        return fields

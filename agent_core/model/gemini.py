@@ -19,7 +19,8 @@ from agent_core.errors import ModelHTTPError
 from agent_core.formatter import FormatterBase
 from agent_core.message import Msg
 from agent_core.model._gemini_wire import GeminiDecoder, function_declarations, retry_delay
-from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._http import BodyArgs, HTTPChatModel, present
+from agent_core.model._knobs import Seed, Temperature, TopK, TopP, thinking
 from agent_core.model._response import ChatResponse
 from agent_core.model.base import ChatModelBase, ToolChoice
 
@@ -55,9 +56,7 @@ class GeminiChatModel(HTTPChatModel):
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (`maxOutputTokens`)."
         )
-        thinking_enable: bool = Field(
-            default=False, title="Thinking", description="Think, and show thought summaries."
-        )
+        thinking_enable: bool = thinking("Think, and show thought summaries.")
         thinking_budget: int | None = Field(
             default=None,
             ge=-1,
@@ -66,19 +65,13 @@ class GeminiChatModel(HTTPChatModel):
         thinking_level: Literal["minimal", "low", "medium", "high"] | None = Field(
             default=None, description="How hard a Gemini 3 model thinks (instead of a budget)."
         )
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
+        top_k: TopK = None
         stop: list[str] | None = Field(
             default=None, max_length=5, description="Sequences that end the answer."
         )
-        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        seed: Seed = None
         presence_penalty: float | None = Field(
             default=None, ge=-2, lt=2, description="Penalty on tokens that appeared at all."
         )
@@ -87,6 +80,7 @@ class GeminiChatModel(HTTPChatModel):
         )
 
     type = "gemini_chat"
+    decoder = GeminiDecoder
     default_context_size = 1_048_576
     credential: GeminiCredential
     cards_dir = files("agent_core.model") / "_cards" / "gemini"
@@ -103,18 +97,8 @@ class GeminiChatModel(HTTPChatModel):
             return f"/models/{name}:streamGenerateContent?alt=sse"
         return f"/models/{name}:generateContent"
 
-    def _decoder(self) -> ResponseDecoder:
-        return GeminiDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
-        contents = await self.formatter.format(messages)
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
+        contents = await self.formatter.format(call.messages)
         system = [part for c in contents if c["role"] == "system" for part in c["parts"]]
         body: dict[str, Any] = {
             "contents": [c for c in contents if c["role"] != "system"],
@@ -122,30 +106,26 @@ class GeminiChatModel(HTTPChatModel):
         }
         if system:
             body["systemInstruction"] = {"parts": system}
-        if tools:
-            body["tools"] = [{"functionDeclarations": function_declarations(tools)}]
-            if tool_choice is not None:
-                body["toolConfig"] = {"functionCallingConfig": _calling_config(tool_choice)}
-        body.update(extra)
+        if call.tools:
+            body["tools"] = [{"functionDeclarations": function_declarations(call.tools)}]
+            if call.tool_choice is not None:
+                body["toolConfig"] = {"functionCallingConfig": _calling_config(call.tool_choice)}
+        body.update(call.extra)
         return body
 
     def _generation_config(self) -> dict[str, Any]:
         assert isinstance(self.parameters, GeminiChatModel.Parameters)  # set by the base
         p = self.parameters
-        config: dict[str, Any] = {
-            key: value
-            for key, value in (
-                ("maxOutputTokens", p.max_tokens),
-                ("temperature", p.temperature),
-                ("topP", p.top_p),
-                ("topK", p.top_k),
-                ("stopSequences", p.stop),
-                ("seed", p.seed),
-                ("presencePenalty", p.presence_penalty),
-                ("frequencyPenalty", p.frequency_penalty),
-            )
-            if value is not None
-        }
+        config = present(
+            maxOutputTokens=p.max_tokens,
+            temperature=p.temperature,
+            topP=p.top_p,
+            topK=p.top_k,
+            stopSequences=p.stop,
+            seed=p.seed,
+            presencePenalty=p.presence_penalty,
+            frequencyPenalty=p.frequency_penalty,
+        )
         thinking: dict[str, Any] = {"includeThoughts": p.thinking_enable}
         if p.thinking_level is not None:
             thinking["thinkingLevel"] = p.thinking_level

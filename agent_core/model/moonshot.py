@@ -8,44 +8,25 @@ The wire protocol is `OpenAIChatModel`'s; thinking models (kimi-k2-thinking, kim
 from __future__ import annotations
 
 from importlib.resources import files
-from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
-from agent_core.model.base import ChatModelBase
-from agent_core.model.openai import OpenAIChatModel
+from agent_core.model._compatible import CompatibleParameters, ThinkingChatModel
+from agent_core.model._knobs import thinking
 
 
-class MoonshotChatModel(OpenAIChatModel):
+class MoonshotChatModel(ThinkingChatModel):
     """A Moonshot (Kimi) model (constructor as `OpenAIChatModel`'s, with a `MoonshotCredential`)."""
 
-    class Parameters(ChatModelBase.Parameters):
+    class Parameters(CompatibleParameters):
         """Moonshot request parameters; unknown ones pass through as request fields."""
-
-        model_config = ConfigDict(extra="allow")
 
         temperature: float | None = Field(
             default=None, ge=0, le=1, description="Sampling temperature; higher is more random."
         )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate.")
-        frequency_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
-        )
-        presence_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
-        )
-        stop: list[str] | None = Field(default=None, description="Sequences that end the answer.")
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a hybrid model think first (kimi-k2-thinking always does).",
+        thinking_enable: bool = thinking(
+            "Let a hybrid model think first (kimi-k2-thinking always does)."
         )
 
     type = "moonshot_chat"
@@ -53,13 +34,3 @@ class MoonshotChatModel(OpenAIChatModel):
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIChatFormatter(reasoning_content=True)
-
-    def _forces_tool_calls(self) -> bool:
-        # Kimi's thinking mode takes only an `auto` or `none` tool choice.
-        return not self.parameters.thinking_enable  # type: ignore[attr-defined]
-
-    def _parameter_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """`thinking_enable` is sent as Moonshot's `thinking` switch; the rest as named."""
-        on = fields.pop("thinking_enable")
-        fields["thinking"] = {"type": "enabled" if on else "disabled"}
-        return fields

@@ -17,12 +17,12 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, Field
 
-from agent_core._ids import new_id
 from agent_core._ollama_formatter import OllamaChatFormatter
 from agent_core.credential import OllamaCredential
 from agent_core.formatter import FormatterBase
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
-from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder, present
+from agent_core.model._knobs import Temperature, TopK, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
 from agent_core.model._structured import StructuredModel, StructuredResponse, json_structured_output
 from agent_core.model.base import ChatModelBase, ToolChoice
@@ -35,8 +35,6 @@ class OllamaDecoder(ResponseDecoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._block_ids: dict[str, str] = {}
-        self._last_kind = ""
         self._done: dict[str, Any] | None = None
 
     def feed(self, payload: Any) -> list[ResponseBlock]:
@@ -86,12 +84,6 @@ class OllamaDecoder(ResponseDecoder):
             metadata=details or None,
         )
 
-    def _block_id(self, kind: str) -> str:
-        if self._last_kind != kind or kind not in self._block_ids:
-            self._block_ids[kind] = new_id()
-        self._last_kind = kind
-        return self._block_ids[kind]
-
     def _call(self, call: Any) -> ToolCallBlock:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
@@ -130,23 +122,15 @@ class OllamaChatModel(HTTPChatModel):
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (`num_predict`)."
         )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a thinking model (qwen3, deepseek-r1, gpt-oss, ...) think first.",
+        thinking_enable: bool = thinking(
+            "Let a thinking model (qwen3, deepseek-r1, gpt-oss, ...) think first."
         )
         thinking_level: Literal["low", "medium", "high"] | None = Field(
             default=None, description="How hard a model with levels (gpt-oss) thinks, if enabled."
         )
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
-        top_k: int | None = Field(
-            default=None, gt=0, description="Sample only among the k likeliest tokens."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
+        top_k: TopK = None
         min_p: float | None = Field(
             default=None,
             ge=0,
@@ -167,6 +151,8 @@ class OllamaChatModel(HTTPChatModel):
         )
 
     type = "ollama_chat"
+    path = "/api/chat"
+    decoder = OllamaDecoder
     cards_dir = files("agent_core.model") / "_cards" / "ollama"
     framing = "ndjson"
 
@@ -210,51 +196,34 @@ class OllamaChatModel(HTTPChatModel):
         key = self.credential.secret("api_key")
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _path(self, model_name: str) -> str:
-        return "/api/chat"
-
-    def _decoder(self) -> ResponseDecoder:
-        return OllamaDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         assert isinstance(self.parameters, OllamaChatModel.Parameters)  # set by the base
         p = self.parameters
         body: dict[str, Any] = {
-            "model": model_name,
-            "messages": await self.formatter.format(messages),
+            "model": call.model_name,
+            "messages": await self.formatter.format(call.messages),
             "stream": self.stream,
             "think": (p.thinking_level or True) if p.thinking_enable else False,
         }
-        options = {
-            key: value
-            for key, value in (
-                ("num_predict", p.max_tokens),
-                ("temperature", p.temperature),
-                ("top_p", p.top_p),
-                ("top_k", p.top_k),
-                ("min_p", p.min_p),
-                ("repeat_penalty", p.repeat_penalty),
-                ("seed", p.seed),
-                ("stop", p.stop),
-                ("num_ctx", p.num_ctx),
-            )
-            if value is not None
-        }
+        options = present(
+            num_predict=p.max_tokens,
+            temperature=p.temperature,
+            top_p=p.top_p,
+            top_k=p.top_k,
+            min_p=p.min_p,
+            repeat_penalty=p.repeat_penalty,
+            seed=p.seed,
+            stop=p.stop,
+            num_ctx=p.num_ctx,
+        )
         if options:
             body["options"] = options
         if p.keep_alive is not None:
             body["keep_alive"] = p.keep_alive
-        offered = _offered(tools or [], tool_choice)
+        offered = _offered(call.tools or [], call.tool_choice)
         if offered:
             body["tools"] = offered
-        body.update(extra)
+        body.update(call.extra)
         return body
 
     async def generate_structured_output(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar, Literal
@@ -10,11 +11,19 @@ from pydantic import ConfigDict, Field
 
 from agent_core.credential import OpenAICredential
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter
-from agent_core.message import Msg
 from agent_core.model._chat_completions import DeltaDecoder
-from agent_core.model._http import HTTPChatModel, ResponseDecoder
+from agent_core.model._http import BodyArgs, HTTPChatModel, ResponseDecoder
+from agent_core.model._knobs import (
+    FrequencyPenalty,
+    ParallelToolCalls,
+    PresencePenalty,
+    Seed,
+    Temperature,
+    TopP,
+    thinking,
+)
 from agent_core.model._transport import parse_retry_after
-from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase, ToolChoice
+from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 
 __all__ = ["OpenAIChatModel", "parse_retry_after"]
 
@@ -45,35 +54,23 @@ class OpenAIChatModel(HTTPChatModel):
 
         model_config = ConfigDict(extra="allow")
 
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
         max_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate (compatible servers)."
         )
         max_completion_tokens: int | None = Field(
             default=None, gt=0, description="Most tokens to generate, reasoning included."
         )
-        frequency_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens by their frequency so far."
-        )
-        presence_penalty: float | None = Field(
-            default=None, ge=-2, le=2, description="Penalty on tokens that appeared at all."
-        )
-        seed: int | None = Field(default=None, description="Seed for best-effort determinism.")
+        frequency_penalty: FrequencyPenalty = None
+        presence_penalty: PresencePenalty = None
+        seed: Seed = None
         stop: list[str] | None = Field(
             default=None, max_length=4, description="Sequences that end the answer."
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
-        thinking_enable: bool = Field(
-            default=False,
-            title="Thinking",
-            description="Let a reasoning model reason at `reasoning_effort` (o3, o4-mini, ...).",
+        parallel_tool_calls: ParallelToolCalls = None
+        thinking_enable: bool = thinking(
+            "Let a reasoning model reason at `reasoning_effort` (o3, o4-mini, ...)."
         )
         reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = (
             Field(
@@ -83,6 +80,8 @@ class OpenAIChatModel(HTTPChatModel):
         )
 
     type = "openai_chat"
+    path = "/chat/completions"
+    decoder: ClassVar[builtins.type[ResponseDecoder]] = DeltaDecoder
     cards_dir: ClassVar[Traversable | None] = files("agent_core.model") / "_cards" / "openai"
 
     def _default_formatter(self) -> FormatterBase:
@@ -94,37 +93,24 @@ class OpenAIChatModel(HTTPChatModel):
             headers["OpenAI-Organization"] = self.credential.organization
         return headers
 
-    def _path(self, model_name: str) -> str:
-        return "/chat/completions"
-
-    def _decoder(self) -> ResponseDecoder:
-        return DeltaDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         fields = self.parameters.model_dump(exclude_none=True)
         parallel = fields.pop("parallel_tool_calls", None)
         body: dict[str, Any] = {
             **self._parameter_fields(fields),
-            "model": model_name,
-            "messages": await self.formatter.format(messages),
+            "model": call.model_name,
+            "messages": await self.formatter.format(call.messages),
             "stream": self.stream,
         }
-        body.update(extra)
+        body.update(call.extra)
         if self.stream:
             body["stream_options"] = {"include_usage": True}
-        if tools:
-            body["tools"] = tools
+        if call.tools:
+            body["tools"] = call.tools
             if parallel is not None:
                 body["parallel_tool_calls"] = parallel
-            if tool_choice is not None:
-                mode = tool_choice.mode
+            if call.tool_choice is not None:
+                mode = call.tool_choice.mode
                 body["tool_choice"] = (
                     mode
                     if mode in TOOL_CHOICE_MODES

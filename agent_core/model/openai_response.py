@@ -16,9 +16,10 @@ from pydantic import AliasChoices, ConfigDict, Field
 from agent_core._ids import new_id
 from agent_core.formatter import FormatterBase, OpenAIChatFormatter, OpenAIMultiAgentFormatter
 from agent_core.message import Msg, TextBlock, ThinkingBlock, ToolCallBlock
-from agent_core.model._http import ResponseDecoder
+from agent_core.model._http import BodyArgs, ResponseDecoder
+from agent_core.model._knobs import ParallelToolCalls, Temperature, TopP, thinking
 from agent_core.model._response import ChatUsage, ResponseBlock
-from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase, ToolChoice
+from agent_core.model.base import TOOL_CHOICE_MODES, ChatModelBase
 from agent_core.model.openai import OpenAIChatModel
 
 
@@ -200,12 +201,8 @@ class OpenAIResponseModel(OpenAIChatModel):
 
         model_config = ConfigDict(extra="allow")
 
-        temperature: float | None = Field(
-            default=None, ge=0, le=2, description="Sampling temperature; higher is more random."
-        )
-        top_p: float | None = Field(
-            default=None, gt=0, le=1, description="Nucleus sampling: the probability mass kept."
-        )
+        temperature: Temperature = None
+        top_p: TopP = None
         max_output_tokens: int | None = Field(
             default=None,
             gt=0,
@@ -213,12 +210,8 @@ class OpenAIResponseModel(OpenAIChatModel):
             validation_alias=AliasChoices("max_output_tokens", "max_tokens"),
             description="Most tokens to generate, reasoning included.",
         )
-        parallel_tool_calls: bool | None = Field(
-            default=None, description="Whether the model may call several tools at once."
-        )
-        thinking_enable: bool = Field(
-            default=False, title="Thinking", description="Reason at `reasoning_effort` first."
-        )
+        parallel_tool_calls: ParallelToolCalls = None
+        thinking_enable: bool = thinking("Reason at `reasoning_effort` first.")
         reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = (
             Field(default=None, description="How hard the model reasons (with thinking enabled).")
         )
@@ -227,26 +220,15 @@ class OpenAIResponseModel(OpenAIChatModel):
         )
 
     type = "openai_response"
+    path = "/responses"
+    decoder = _ResponsesDecoder
     # The Chat Completions cards tune `OpenAIChatModel.Parameters`; this class ships none.
     cards_dir: ClassVar[Traversable | None] = None
 
     def _default_formatter(self) -> FormatterBase:
         return OpenAIResponseFormatter()
 
-    def _path(self, model_name: str) -> str:
-        return "/responses"
-
-    def _decoder(self) -> ResponseDecoder:
-        return _ResponsesDecoder()
-
-    async def _body(
-        self,
-        model_name: str,
-        messages: list[Msg],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: ToolChoice | None,
-        extra: dict[str, Any],
-    ) -> dict[str, Any]:
+    async def _body(self, call: BodyArgs) -> dict[str, Any]:
         fields = self.parameters.model_dump(exclude_none=True)
         parallel = fields.pop("parallel_tool_calls", None)
         thinking = fields.pop("thinking_enable")
@@ -254,25 +236,25 @@ class OpenAIResponseModel(OpenAIChatModel):
         summary = fields.pop("reasoning_summary")
         body: dict[str, Any] = {
             **fields,
-            "model": model_name,
-            "input": await self.formatter.format(messages),
+            "model": call.model_name,
+            "input": await self.formatter.format(call.messages),
             "stream": self.stream,
             "store": False,
         }
         if thinking:
             body["reasoning"] = {"summary": summary, **({"effort": effort} if effort else {})}
             body["include"] = ["reasoning.encrypted_content"]
-        if tools:
+        if call.tools:
             body["tools"] = [
                 {"type": "function", **{k: v for k, v in t["function"].items() if k != "strict"}}
-                for t in tools
+                for t in call.tools
             ]
             if parallel is not None:
                 body["parallel_tool_calls"] = parallel
-            if tool_choice is not None:
-                mode = tool_choice.mode
+            if call.tool_choice is not None:
+                mode = call.tool_choice.mode
                 body["tool_choice"] = (
                     mode if mode in TOOL_CHOICE_MODES else {"type": "function", "name": mode}
                 )
-        body.update(extra)
+        body.update(call.extra)
         return body

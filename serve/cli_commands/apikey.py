@@ -1,7 +1,7 @@
 """`troupe apikey create|list|revoke`: the operator's API keys, written straight to Redis.
 
 These run where the server's Redis is reachable (on a cluster: the head), not through the API:
-making the first key cannot require a key. Keys are stored hashed (`actors.api_keys`); the
+making the first key cannot require a key. Keys are stored hashed (`actors.storage.api_keys`); the
 secret is printed once, by `create`.
 """
 
@@ -35,9 +35,9 @@ _PREFIX = click.option(
 
 def _with_store(redis_url: str, prefix: str, use: Callable[[Any], Awaitable[T]]) -> T:
     # The runtime's modules load in seconds; only these commands need them.
-    from actors.api_keys import ApiKeyStore
-    from actors.keys import Keys
-    from actors.redis_connect import connect
+    from actors.bus.keys import Keys
+    from actors.bus.redis_connect import connect
+    from actors.storage.api_keys import ApiKeyStore
 
     async def main() -> T:
         redis = connect(redis_url)

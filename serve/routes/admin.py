@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
-from actors.cluster_status import ClusterStatus, cluster_status
+from actors.ops.cluster_status import ClusterStatus, cluster_status
 from serve.auth import Principal
 from serve.deps import Runtime, admin
 

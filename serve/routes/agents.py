@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from actors.records import AgentData
+from actors.storage.records import AgentData
 from agent_core.agent import ContextConfig, ReActConfig
 from serve.deps import Runtime, UserId
 from serve.schemas import (
@@ -23,7 +23,7 @@ from serve.schemas import (
 router = APIRouter(prefix="/agent", tags=["agent"])
 
 # The compression model's structured-output spec, and the process placement of an agent's
-# sessions (a deployment choice made through the runtime): not something the form edits.
+# sessions (set through the request bodies): not something the web form edits.
 _INTERNAL_FIELDS = {"summary_schema", "dedicated_process"}
 
 
@@ -32,14 +32,14 @@ async def create_agent(
     body: CreateAgentRequest, user: UserId, runtime: Runtime
 ) -> CreateAgentResponse:
     """Create an agent."""
-    record = await runtime.create_agent(user, body.to_data())
+    record = await runtime.agents.create(user, body.to_data())
     return CreateAgentResponse(agent_id=record.id)
 
 
 @router.get("/")
 async def list_agents(user: UserId, runtime: Runtime) -> ListAgentsResponse:
     """List the caller's agents."""
-    agents = [AgentView(**a.model_dump()) for a in await runtime.list_agents(user)]
+    agents = [AgentView(**a.model_dump()) for a in await runtime.agents.list_agents(user)]
     return ListAgentsResponse(agents=agents, total=len(agents))
 
 
@@ -70,15 +70,15 @@ async def update_agent(
     agent_id: str, body: UpdateAgentRequest, user: UserId, runtime: Runtime
 ) -> AgentView:
     """Change the fields the body sends; its sessions use the new data from their next reply."""
-    record = await runtime.get_agent(user, agent_id)
-    updated = await runtime.update_agent(user, agent_id, body.apply_to(record.data))
+    record = await runtime.agents.get(user, agent_id)
+    updated = await runtime.agents.update(user, agent_id, body.apply_to(record.data))
     return AgentView(**updated.model_dump())
 
 
 @router.delete("/{agent_id}", status_code=204)
 async def delete_agent(agent_id: str, user: UserId, runtime: Runtime) -> Response:
     """Delete the agent and all its sessions (their running replies are stopped)."""
-    await runtime.delete_agent(user, agent_id)
+    await runtime.agents.delete(user, agent_id)
     return Response(status_code=204)
 
 

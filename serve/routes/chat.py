@@ -13,5 +13,5 @@ router = APIRouter(prefix="/chat", tags=["chat"])
 @router.post("/")
 async def chat(body: ChatRequest, user: UserId, runtime: Runtime) -> ChatTriggerResponse:
     """Queue the input in the session's inbox and wake the session."""
-    await runtime.chat(user, body.agent_id, body.session_id, body.chat_input())
+    await runtime.chat.send(user, body.agent_id, body.session_id, body.chat_input())
     return ChatTriggerResponse(session_id=body.session_id)

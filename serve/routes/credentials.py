@@ -33,14 +33,14 @@ async def create_credential(
     body: CreateCredentialRequest, user: UserId, runtime: Runtime
 ) -> CreateCredentialResponse:
     """Store a credential."""
-    record = await runtime.create_credential(user, body.data)
+    record = await runtime.credentials.create(user, body.data)
     return CreateCredentialResponse(credential_id=record.id)
 
 
 @router.get("/")
 async def list_credentials(user: UserId, runtime: Runtime) -> ListCredentialsResponse:
     """List the caller's credentials with secrets masked."""
-    views = [CredentialView.of(c) for c in await runtime.list_credentials(user)]
+    views = [CredentialView.of(c) for c in await runtime.credentials.list_credentials(user)]
     return ListCredentialsResponse(credentials=views, total=len(views))
 
 
@@ -56,13 +56,13 @@ async def update_credential(
             "msg": f"data.id {body.sent_id!r} is not the credential in the path",
         }
         raise RequestValidationError([error])
-    stored = await runtime.get_credential(user, credential_id)
+    stored = await runtime.credentials.get(user, credential_id)
     try:
         data = keep_masked_secrets(body.data, stored.data)
     except ValueError as exc:
         error = {"type": "value_error", "loc": ("body", "data"), "msg": str(exc)}
         raise RequestValidationError([error]) from exc
-    return CredentialView.of(await runtime.update_credential(user, credential_id, data))
+    return CredentialView.of(await runtime.credentials.update(user, credential_id, data))
 
 
 @router.post("/{credential_id}/check")
@@ -70,7 +70,7 @@ async def check_credential(
     credential_id: str, user: UserId, runtime: Runtime
 ) -> CredentialCheckResponse:
     """Try the credential once against its provider (lists its models: no tokens spent)."""
-    stored = await runtime.get_credential(user, credential_id)
+    stored = await runtime.credentials.get(user, credential_id)
     try:
         return await credential_check.check_credential(stored.data)
     except ValueError as exc:
@@ -81,5 +81,5 @@ async def check_credential(
 @router.delete("/{credential_id}", status_code=204)
 async def delete_credential(credential_id: str, user: UserId, runtime: Runtime) -> Response:
     """Delete the credential."""
-    await runtime.delete_credential(user, credential_id)
+    await runtime.credentials.delete(user, credential_id)
     return Response(status_code=204)

@@ -1,7 +1,7 @@
 """`/mcp`, `/skill`: the user's own library of MCP servers and skills.
 
 User-level, unlike `/workspace/mcp` and `/workspace/skill`, which manage one session's
-workspace. Items get in when added to a workspace by hand (see `actors.library`); another
+workspace. Items get in when added to a workspace by hand (see `actors.workspaces.library`); another
 user's item is a 404.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from actors.schedule import ScheduleRecord
+from actors.schedules.store import ScheduleRecord
 from serve.deps import Runtime, UserId
 from serve.schedule_schemas import (
     CreateScheduleRequest,

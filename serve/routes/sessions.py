@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Response
 from fastapi.responses import StreamingResponse
 
 from actors.client import SessionAudit, StreamId
-from actors.records import SessionConfig, SessionNaming, SessionRecord
+from actors.storage.records import SessionConfig, SessionNaming, SessionRecord
 from serve.deps import Runtime, UserId
 from serve.schemas import (
     CreateSessionRequest,
@@ -42,7 +42,7 @@ async def _check_agent(
     ] = None,
 ) -> None:
     if agent_id is not None:
-        await runtime.check_session(user, session_id, agent_id)
+        await runtime.sessions.check(user, session_id, agent_id)
 
 
 # Session sub-routes take AgentScope's `agent_id` query parameter and check it.
@@ -64,7 +64,7 @@ async def create_session(
         fallback_chat_model_config=body.fallback_chat_model_config,
         **named,
     )
-    record = await runtime.create_session(user, body.agent_id, config)
+    record = await runtime.sessions.create(user, body.agent_id, config)
     return CreateSessionResponse(session_id=record.id)
 
 
@@ -77,8 +77,8 @@ async def list_sessions(
     Each record's state keeps its permission and task contexts only; read a transcript from
     `GET /sessions/{id}/messages`.
     """
-    overviews = await runtime.session_overviews(user, agent_id)
-    agents = {agent.id: agent for agent in await runtime.list_agents(user)}
+    overviews = await runtime.sessions.overviews(user, agent_id)
+    agents = {agent.id: agent for agent in await runtime.agents.list_agents(user)}
     views = [session_view(o, agents.get(o.session.agent_id)) for o in overviews]
     return ListSessionsResponse(sessions=views, total=len(views))
 
@@ -106,7 +106,7 @@ async def list_messages(
     limit: Annotated[int, Query(ge=1, le=200, description="Max messages.")] = 50,
 ) -> ListMessagesResponse:
     """A page of the transcript, newest page first; `event_cursor` resumes the stream."""
-    page = await runtime.messages(user, session_id, before, limit, offset)
+    page = await runtime.chat.messages(user, session_id, before, limit, offset)
     return ListMessagesResponse(
         messages=page.messages,
         event_cursor=page.event_cursor,
@@ -131,8 +131,8 @@ async def stream(
     cursor older than what the log still holds gets a `CUSTOM events_dropped` event first; one
     past the newest event waits for the next.
     """
-    await runtime.check_session(user, session_id)
-    cursor = last_event_id or after or await runtime.live_cursor(session_id)
+    await runtime.sessions.check(user, session_id)
+    cursor = last_event_id or after or await runtime.chat.live_cursor(session_id)
     return StreamingResponse(
         await event_frames(runtime, session_id, StreamId.parse(cursor)),
         media_type="text/event-stream",
@@ -145,13 +145,13 @@ async def update_session(
     session_id: str, body: UpdateSessionRequest, user: UserId, runtime: Runtime
 ) -> SessionRecord:
     """Change an idle session's name, model config, permission mode or cwd (409 while running)."""
-    return await runtime.update_session(user, session_id, body.changes())
+    return await runtime.sessions.update(user, session_id, body.changes())
 
 
 @router.delete("/{session_id}", status_code=204, dependencies=_OF_AGENT)
 async def delete_session(session_id: str, user: UserId, runtime: Runtime) -> Response:
     """Delete the session, its transcript, logs and inbox, and stop its actor."""
-    await runtime.delete_session(user, session_id)
+    await runtime.sessions.delete(user, session_id)
     return Response(status_code=204)
 
 
@@ -159,7 +159,7 @@ async def delete_session(session_id: str, user: UserId, runtime: Runtime) -> Res
 async def session_status(session_id: str, user: UserId, runtime: Runtime) -> SessionStatusResponse:
     """Whether the session is running, idle, or parked awaiting permission / an external result."""
     return SessionStatusResponse(
-        session_id=session_id, status=await runtime.status(user, session_id)
+        session_id=session_id, status=await runtime.sessions.status(user, session_id)
     )
 
 
@@ -169,7 +169,7 @@ async def session_doctor(session_id: str, user: UserId, runtime: Runtime) -> Ses
 
     An operator's route (`troupe doctor SESSION`): an empty `violations` list means healthy.
     """
-    return await runtime.audit(user, session_id)
+    return await runtime.sessions.audit(user, session_id)
 
 
 @router.get("/{session_id}/team", dependencies=_OF_AGENT)
@@ -178,7 +178,7 @@ async def session_team(session_id: str, user: UserId, runtime: Runtime) -> TeamS
 
     Poll it, or re-read it on the leader stream's `team_updated` events.
     """
-    return team_status_view(await runtime.team_status(user, session_id))
+    return team_status_view(await runtime.sessions.team_status(user, session_id))
 
 
 @router.post("/{session_id}/interrupt", status_code=202, dependencies=_OF_AGENT)
@@ -186,5 +186,5 @@ async def interrupt_session(
     session_id: str, user: UserId, runtime: Runtime
 ) -> InterruptSessionResponse:
     """Interrupt the running reply (idempotent: a no-op when nothing runs)."""
-    await runtime.interrupt(user, session_id)
+    await runtime.chat.interrupt(user, session_id)
     return InterruptSessionResponse(session_id=session_id)

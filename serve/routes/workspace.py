@@ -59,7 +59,7 @@ async def _session_workspace(
     agent_id: Annotated[str, Query(description="The session's agent.")],
     session_id: Annotated[str, Query(description="The session whose workspace is meant.")],
 ) -> WorkspaceHandle:
-    return await runtime.session_workspace(user, agent_id, session_id)
+    return await runtime.sessions.workspace(user, agent_id, session_id)
 
 
 SessionWorkspace = Annotated[WorkspaceHandle, Depends(_session_workspace)]
@@ -133,7 +133,7 @@ async def workspace_status(
     failure reads as `git: null` and the rest is still served.
     """
     with _http_errors():
-        workspace = await runtime.session_workspace(user, agent_id, session_id)
-        session = await runtime.get_session(user, session_id)
+        workspace = await runtime.sessions.workspace(user, agent_id, session_id)
+        session = await runtime.sessions.get(user, session_id)
         view = await workspace.status(session.config.cwd)
     return WorkspaceStatus(workdir=view.workdir, cwd=view.cwd, git=view.git)

@@ -3,7 +3,7 @@
 Paths are absolute or relative to the workspace root, and confined to it: the workspace host
 walks them without following symbolic links, so `..`, a link to `/etc` or to another tenant's
 workspace is refused (403) rather than followed. A download can be authorized by a short-lived
-token instead of the X-User-ID header (see `actors.download_tokens`), so that a browser can
+token instead of the X-User-ID header (see `actors.storage.download_tokens`), so that a browser can
 save it straight to disk.
 """
 
@@ -68,7 +68,7 @@ async def create_download_token(
     The session and the file are checked here, so that a mistake surfaces as an error the UI
     can show rather than as the browser's error page.
     """
-    workspace = await runtime.session_workspace(user, agent_id, session_id)
+    workspace = await runtime.sessions.workspace(user, agent_id, session_id)
     await workspace.read_file(path)
     token, expires_at = await runtime.download_tokens.sign(user, agent_id, session_id, path)
     return DownloadTokenResponse(token=token, expires_at=expires_at)
@@ -99,7 +99,7 @@ async def read_workspace_file(
         raise HTTPException(
             status_code=401, detail="an X-User-ID header or a download token is required"
         )
-    workspace = await runtime.session_workspace(user, agent_id, session_id)
+    workspace = await runtime.sessions.workspace(user, agent_id, session_id)
     stream = await workspace.read_file(path)
     name = stream.info.name
     headers = {**_UNTRUSTED, "Content-Length": str(stream.info.size_bytes)}

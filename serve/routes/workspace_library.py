@@ -1,8 +1,9 @@
 """`/workspace/{mcp,skill}/from-library`, `/workspace/skill/upload`: filling a workspace.
 
 From the library, items are added one at a time and the response says which landed. An upload
-is a folder sent as multipart parts (see `actors.skill_upload`), checked before it is sent to
-the workspace as a `SkillBundle`, then recorded in the user's library (see `actors.library`).
+is a folder sent as multipart parts (see `actors.workspaces.skill_upload`), checked before it is
+sent to the workspace as a `SkillBundle`, then recorded in the user's library (see
+`actors.workspaces.library`).
 """
 
 from __future__ import annotations

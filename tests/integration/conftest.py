@@ -12,8 +12,8 @@ import pytest
 import ray
 from ray import serve
 
-from actors._ports import find_free_port
-from actors.embedded_redis import EmbeddedRedis
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
 from serve import deployment
 

@@ -20,7 +20,14 @@ import httpx
 import pytest
 
 from tests.integration.test_team import LEADER_PROMPT, WORKERS, scripted_team
-from tests.support.browser import Browser, artifacts_dir, find_browser, troupe_serve
+from tests.support.browser import (
+    DRIVER_END,
+    DRIVER_PRELUDE,
+    Browser,
+    artifacts_dir,
+    find_browser,
+    troupe_serve,
+)
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -68,11 +75,9 @@ def api_url(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield url
 
 
-DRIVER = r"""
-const fs = require('fs');
-const path = require('path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
-const cfg = JSON.parse(process.env.FLOW);
+DRIVER = (
+    DRIVER_PRELUDE
+    + r"""
 const report = { steps: [], httpErrors: [], pageErrors: [], offsite: [], screenshots: [] };
 
 (async () => {
@@ -185,16 +190,9 @@ const report = { steps: [], httpErrors: [], pageErrors: [], offsite: [], screens
     report.docsOperations = await page.locator('.swagger-ui .opblock').count();
     await step('docs');
     report.ok = true;
-  } catch (e) {
-    report.ok = false;
-    report.error = String(e && e.stack || e);
-    try { await step('failure'); } catch (_) {}
-  } finally {
-    await browser.close();
-    fs.writeFileSync(cfg.reportPath, JSON.stringify(report, null, 1));
-  }
-})();
 """
+    + DRIVER_END
+)
 
 
 def test_the_console_chats_confirms_and_shows_a_team_live(

@@ -20,13 +20,13 @@ import pytest
 from cryptography.fernet import Fernet
 from redis.asyncio import Redis
 
-from actors.api_keys import ApiKeyStore
+from actors.bus.keys import Keys
 from actors.client import InProcessDispatcher
-from actors.keys import Keys
 from actors.settings import RuntimeSettings
+from actors.storage.api_keys import ApiKeyStore
 from serve import create_app
 from tests.support.asgi_server import served
-from tests.support.browser import Browser, artifacts_dir, find_browser
+from tests.support.browser import DRIVER_END, DRIVER_PRELUDE, Browser, artifacts_dir, find_browser
 from workspaces import LocalWorkspaceManager
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
@@ -52,11 +52,9 @@ async def api_url(redis_url: str, tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-DRIVER = r"""
-const fs = require('fs');
-const path = require('path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
-const cfg = JSON.parse(process.env.FLOW);
+DRIVER = (
+    DRIVER_PRELUDE
+    + r"""
 const KEY = 'troupe.console.apikey';
 const report = { steps: [], httpErrors: [], pageErrors: [], unsigned: [] };
 
@@ -145,16 +143,9 @@ const report = { steps: [], httpErrors: [], pageErrors: [], unsigned: [] };
     report.signInNoteAfterSignOut = await page.locator('#sign-in-note').count();
     await step('signed-out');
     report.ok = true;
-  } catch (e) {
-    report.ok = false;
-    report.error = String(e && e.stack || e);
-    try { await step('failure'); } catch (_) {}
-  } finally {
-    await browser.close();
-    fs.writeFileSync(cfg.reportPath, JSON.stringify(report, null, 1));
-  }
-})();
 """
+    + DRIVER_END
+)
 
 
 async def test_the_console_signs_in_with_an_api_key(

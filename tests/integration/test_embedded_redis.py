@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from actors._ports import find_free_port
-from actors.embedded_redis import EmbeddedRedis, EmbeddedRedisError
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis, EmbeddedRedisError
 
 pytestmark = [pytest.mark.integration, pytest.mark.redis]
 

@@ -21,8 +21,8 @@ import ray
 from ray import serve
 from ray.cluster_utils import Cluster
 
-from actors._ports import find_free_port
-from actors.embedded_redis import EmbeddedRedis
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.api import USER, chat_and_collect, make_session, post_chat, wait_for_status

@@ -1,4 +1,5 @@
-"""Observability on a real Ray: a team run is one trace; `troupe status` shows what runs where.
+"""Observability on a real Ray: a team run is one trace; `troupe status` shows what runs where;
+Troupe's metrics reach the node's Prometheus endpoint.
 
 Tracing: HTTP request → leader's session actor → worker sessions and back. Every Ray worker
 exports its spans to a collector actor (`tests.support.span_collector`); the test's own client
@@ -22,13 +23,15 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from prometheus_client.parser import text_string_to_metric_families
 from ray import serve
 from redis.asyncio import Redis
 
-from actors.bus import RedisMessageBus
-from actors.embedded_redis import EmbeddedRedis
-from actors.items import HintItem
-from actors.keys import Keys
+from actors.local._ports import find_free_port
+from actors.bus.items import HintItem
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
+from actors.local.embedded_redis import EmbeddedRedis
 from serve.cli_commands import cli
 from serve.client import TroupeClient
 from tests.integration.conftest import LiveService, deploy_service
@@ -87,7 +90,13 @@ def _descends(span: dict[str, Any], ancestor_id: str, by_id: dict[str, dict[str,
 
 
 @pytest.fixture(scope="module")
-def collector() -> Iterator[Any]:
+def metrics_port() -> int:
+    """The node's Prometheus endpoint (Ray's metrics export port), on the loopback."""
+    return find_free_port()
+
+
+@pytest.fixture(scope="module")
+def collector(metrics_port: int) -> Iterator[Any]:
     ray.init(
         address="local",
         num_cpus=2,
@@ -96,6 +105,10 @@ def collector() -> Iterator[Any]:
         # The hook is imported before the driver's sys.path reaches the worker: point the
         # workers at the checkout so that `tests.support` imports.
         runtime_env={"worker_process_setup_hook": HOOK, "env_vars": {"PYTHONPATH": str(REPO)}},
+        _node_ip_address="127.0.0.1",
+        _metrics_export_port=metrics_port,
+        # Workers push their metrics to the node every second rather than every ten.
+        _system_config={"metrics_report_interval_ms": 1000},
     )
     yield SpanCollector.options(name=COLLECTOR, namespace=NAMESPACE).remote()  # type: ignore[attr-defined]
     ray.shutdown()
@@ -225,3 +238,68 @@ async def test_troupe_status_shows_nodes_hosts_sessions_and_inboxes(
     assert "nodes: 1" in result.output
     assert session_id in result.output
     assert "parked-session  depth=1" in result.output
+
+
+async def scrape(port: int) -> dict[str, list[tuple[dict[str, str], float]]]:
+    """The node's Prometheus samples: name -> [(labels, value)]."""
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(f"http://127.0.0.1:{port}/metrics", timeout=10)).text
+    samples: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples.setdefault(sample.name, []).append((sample.labels, sample.value))
+    return samples
+
+
+def total(samples: dict[str, list[tuple[dict[str, str], float]]], name: str, **tags: str) -> float:
+    """The sum of `name` over the samples carrying `tags`."""
+    return sum(
+        value
+        for labels, value in samples.get(name, [])
+        if all(labels.get(k) == v for k, v in tags.items())
+    )
+
+
+async def test_metrics_are_exported_after_a_chat(
+    api: httpx.AsyncClient, model: OpenAIWireServer, metrics_port: int
+) -> None:
+    agent_id, session_id = await make_session(api, model.base_url, name="Metered")
+    model.push(
+        ScriptedReply(tool_calls=[("clock", "get_current_time", {})]),
+        ScriptedReply(text="metered"),
+    )
+    done = asyncio.create_task(
+        read_frames(
+            api,
+            f"/sessions/{session_id}/stream",
+            USER,
+            reply_end_after_text("metered"),
+            params={"after": "0"},
+        )
+    )
+    body = {"agent_id": agent_id, "session_id": session_id, "input": user_text("time?")}
+    assert (await api.post("/chat/", json=body, headers=USER)).status_code == 200
+    await asyncio.wait_for(done, 60)
+
+    samples: dict[str, list[tuple[dict[str, str], float]]] = {}
+
+    async def exported() -> bool:
+        nonlocal samples
+        samples = await scrape(metrics_port)
+        return (
+            total(samples, "ray_troupe_deliveries_total", kind="chat") >= 1
+            and total(samples, "ray_troupe_tool_seconds_count", tool="get_current_time") >= 1
+            and total(samples, "ray_troupe_reply_seconds_count") >= 1
+            and total(samples, "ray_troupe_inbox_depth_count") >= 1
+            and total(samples, "ray_troupe_session_hosts") >= 1
+            and total(samples, "ray_troupe_live_sessions") >= 1
+        )
+
+    assert await eventually(exported, within=60), sorted(
+        name for name in samples if "troupe" in name
+    )
+    # Histograms carry their buckets: every call falls in the last one.
+    calls = total(samples, "ray_troupe_tool_seconds_count", tool="get_current_time")
+    assert total(samples, "ray_troupe_tool_seconds_bucket", tool="get_current_time", le="+Inf") == (
+        calls
+    )

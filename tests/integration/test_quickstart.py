@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 from tests.support.openai_server import OpenAIWireServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]

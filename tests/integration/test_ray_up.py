@@ -30,7 +30,7 @@ import redis
 import yaml
 from click.testing import CliRunner
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 from serve.cli_commands import cli
 from serve.client import APIError, ModelChoice, TroupeClient
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply

@@ -14,8 +14,8 @@ import pytest
 import ray
 from ray import serve
 
-from actors.embedded_redis import EmbeddedRedis
-from actors.session_hosts import session_actor_name
+from actors.local.embedded_redis import EmbeddedRedis
+from actors.sessions.hosts import session_actor_name
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import (
     USER,
@@ -26,7 +26,6 @@ from tests.support.api import (
 )
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.ray_actors import (
-    dedicate_agent,
     home_pid,
     session_actor_alive,
     wait_until_gone,
@@ -81,9 +80,7 @@ async def test_killed_actor_resumes_the_reply_and_loses_nothing(
     when: str,
     dedicated: bool,
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
-    if dedicated:
-        dedicate_agent(service.settings, agent_id)
+    agent_id, session_id = await make_session(api, model.base_url, dedicated_process=dedicated)
     if when == "during-model-call":
         model.push(ScriptedReply(text="never finished", delay=30))
     else:
@@ -133,8 +130,7 @@ async def test_killed_actor_resumes_the_reply_and_loses_nothing(
 async def test_hibernated_session_reactivates_with_its_conversation(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
-    dedicate_agent(service.settings, agent_id)
+    agent_id, session_id = await make_session(api, model.base_url, dedicated_process=True)
     model.push(ScriptedReply(text="first answer"))
     await chat_and_collect(api, agent_id, session_id, "remember the word kiwi")
     first_pid = home_pid(service.settings, session_id)
@@ -206,8 +202,7 @@ async def test_interrupt_and_patch_while_running(
 async def test_delete_cascades_and_stops_the_actor(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
-    agent_id, session_id = await make_session(api, model.base_url)
-    dedicate_agent(service.settings, agent_id)
+    agent_id, session_id = await make_session(api, model.base_url, dedicated_process=True)
     model.push(ScriptedReply(text="hi"))
     await chat_and_collect(api, agent_id, session_id, "hello")
     assert (await api.delete(f"/sessions/{session_id}", headers=USER)).status_code == 204
@@ -294,9 +289,7 @@ async def test_redis_restart_under_load_loses_no_acknowledged_item(
 async def test_live_actor_cap_hibernates_the_least_recently_used(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
-    sessions = [await make_session(api, model.base_url) for _ in range(4)]
-    for agent_id, _ in sessions:
-        dedicate_agent(service.settings, agent_id)
+    sessions = [await make_session(api, model.base_url, dedicated_process=True) for _ in range(4)]
     for agent_id, session_id in sessions:
         model.push(ScriptedReply(text="hi"))
         await chat_and_collect(api, agent_id, session_id, "hello")

@@ -15,9 +15,9 @@ import pytest
 from ray.exceptions import RayActorError
 from redis.asyncio import Redis
 
-from actors._remote import ensure_scheduler
-from actors.records import ChatModelConfig
-from actors.schedule import ScheduleData, ScheduleKeys, ScheduleStore
+from actors._remote.scheduler_actor import ensure_scheduler
+from actors.schedules.store import ScheduleData, ScheduleKeys, ScheduleStore
+from actors.storage.records import ChatModelConfig
 from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService
 from tests.support.api import USER

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors._remote import ensure_scheduler
+from actors._remote.scheduler_actor import ensure_scheduler
 from tests.integration.conftest import LiveService
 from tests.support.api import USER, make_session, post_chat
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply

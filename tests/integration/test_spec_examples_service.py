@@ -484,7 +484,7 @@ SESSION_ID = "session_789"
 @pytest.fixture
 async def agent_456(redis_at: tuple[str, int]) -> AsyncIterator[str]:
     """Port: the spec's AGENT_ID names an agent the storage knows (Troupe checks ownership)."""
-    from actors.records import AgentData
+    from actors.storage.records import AgentData
 
     host, port = redis_at
     async with RedisStorage(host=host, port=port) as storage:

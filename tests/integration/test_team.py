@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -14,12 +15,12 @@ import pytest
 import ray
 from ray import serve
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.integration.conftest import LiveService, deploy_service
 from tests.support.api import USER, make_session, post_chat, wait_for_status
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.ray_actors import dedicate_agent, home_actor, session_actor_alive
+from tests.support.ray_actors import home_actor, session_actor_alive
 from tests.support.sse import is_reply_end, read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -92,6 +93,54 @@ def scripted_team(body: dict[str, Any]) -> ScriptedReply:
     return ScriptedReply(text="All 5 workers reported." if reports == 5 else f"{reports} so far.")
 
 
+CAPPED_CREW = ["w1", "w2", "w3"]
+CREATED = re.compile(r"Member '(w\d+)' added")
+REPORTED = re.compile(r"report: done by (w\d+)")
+
+
+def unanswered_calls(messages: list[dict[str, Any]]) -> list[str]:
+    """Ids of the tool calls no tool message answers (OpenAI refuses such a request)."""
+    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+    return [
+        call["id"]
+        for m in messages
+        for call in m.get("tool_calls") or []
+        if call["id"] not in answered
+    ]
+
+
+def capped_leader_team(body: dict[str, Any]) -> ScriptedReply:
+    """A leader that creates one worker per step, on a provider that calls tools even when
+    `tool_choice` is `none` and, as OpenAI does, refuses requests with unanswered tool calls.
+
+    The leader counts a worker as created from AgentCreate's successful result, and asks for
+    the missing ones again.
+    """
+    messages = _turns(body["messages"])
+    if unanswered_calls(messages):
+        error = {"message": "tool_calls without tool messages", "type": "invalid_request_error"}
+        return ScriptedReply(status=400, error_body={"error": error})
+    if "a member of the team" in _text(messages[0]):
+        return scripted_team(body)
+    called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+    if "TeamCreate" not in called:
+        return ScriptedReply(
+            tool_calls=[("tc", "TeamCreate", {"name": "crew", "description": "3"})]
+        )
+    results = [_text(m) for m in messages if m["role"] == "tool"]
+    created = {name for text in results for name in CREATED.findall(text)}
+    missing = [w for w in CAPPED_CREW if w not in created]
+    if missing:
+        spawn = {"name": missing[0], "description": "a worker", "prompt": "say hello and report"}
+        call_id = f"ac-{missing[0]}-{len(messages)}"  # a call made again gets a new id
+        return ScriptedReply(tool_calls=[(call_id, "AgentCreate", spawn)])
+    users = [_text(m) for m in messages if m["role"] == "user"]
+    reported = {name for text in users for name in REPORTED.findall(text)}
+    if reported == set(CAPPED_CREW):
+        return ScriptedReply(text="All 3 workers reported.")
+    return ScriptedReply(text=f"{len(reported)} so far.")
+
+
 @pytest.fixture(scope="module")
 def model() -> Iterator[OpenAIWireServer]:
     with OpenAIWireServer(reply_func=scripted_team) as server:
@@ -119,12 +168,11 @@ def actor_of(session_id: str, service: LiveService) -> Any:
 async def test_leader_spawns_five_workers_that_report_back(
     api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService, placement: str
 ) -> None:
-    agent_id, leader = await make_session(
-        api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT
-    )
+    # A dedicated agent asks for isolation: its sessions (workers too) get actors of their own.
     dedicated = placement == "dedicated"
-    if dedicated:  # the agent asks for isolation: its sessions (workers too) get own actors
-        dedicate_agent(service.settings, agent_id)
+    agent_id, leader = await make_session(
+        api, model.base_url, name="Lead", system_prompt=LEADER_PROMPT, dedicated_process=dedicated
+    )
     final = asyncio.create_task(
         read_frames(
             api,
@@ -199,3 +247,38 @@ async def test_a_killed_session_process_resumes_the_cut_reply(
     assert frames[-1].data["finished_reason"] == "completed"
     assert frames[-1].data["reply_id"] == frames[0].data["reply_id"]
     await wait_for_status(api, session_id, "idle")
+
+
+async def test_a_leader_at_its_iteration_limit_still_gets_every_worker(
+    api: httpx.AsyncClient,
+) -> None:
+    # The leader's replies end after two steps; the step forced to answer in text calls
+    # AgentCreate all the same. That call is answered as not executed, so the leader makes it
+    # again in its next reply (woken by a report) and its requests stay well-formed.
+    with OpenAIWireServer(reply_func=capped_leader_team) as model:
+        agent_id, leader = await make_session(
+            api,
+            model.base_url,
+            name="Lead",
+            system_prompt=LEADER_PROMPT,
+            chat_config={"react_config": {"max_iters": 2}},
+        )
+        final = asyncio.create_task(
+            read_frames(
+                api,
+                f"/sessions/{leader}/stream",
+                USER,
+                reply_end_after_text("All 3 workers reported."),
+                params={"after": "0"},
+            )
+        )
+        assert (await post_chat(api, agent_id, leader, "assemble a crew")).status_code == 200
+        frames = await asyncio.wait_for(final, 90)
+        refused = [r for r in model.requests if unanswered_calls(r.body["messages"])]
+
+    ends = [f.data for f in frames if f.type == "REPLY_END"]
+    assert "exceed_max_iters" in {end["finished_reason"] for end in ends}
+    assert all(end["error"] is None for end in ends), ends
+    assert refused == []
+    deltas = "".join(str(f.data.get("delta", "")) for f in frames)
+    assert "Not executed: this reply reached its limit of 2" in deltas

@@ -52,7 +52,14 @@ import httpx
 import pytest
 
 from agent_core.agent import RUNTIME_STATE_SOURCE
-from tests.support.browser import Browser, artifacts_dir, find_browser, troupe_serve
+from tests.support.browser import (
+    DRIVER_END,
+    DRIVER_PRELUDE,
+    Browser,
+    artifacts_dir,
+    find_browser,
+    troupe_serve,
+)
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
@@ -132,11 +139,9 @@ def api_url(
         yield url
 
 
-DRIVER = r"""
-const fs = require('fs');
-const path = require('path');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
-const cfg = JSON.parse(process.env.FLOW);
+DRIVER = (
+    DRIVER_PRELUDE
+    + r"""
 const shot = (name) => path.join(cfg.artifacts, name);
 const report = { steps: [], httpErrors: [], pageErrors: [], screenshots: [] };
 
@@ -221,16 +226,9 @@ const report = { steps: [], httpErrors: [], pageErrors: [], screenshots: [] };
     report.errorToasts = await page.locator('[data-sonner-toast][data-type="error"]').count();
     await step('reloaded');
     report.ok = true;
-  } catch (e) {
-    report.ok = false;
-    report.error = String(e && e.stack || e);
-    try { await step('failure'); } catch (_) {}
-  } finally {
-    await browser.close();
-    fs.writeFileSync(cfg.reportPath, JSON.stringify(report, null, 1));
-  }
-})();
 """
+    + DRIVER_END
+)
 
 
 def _first_model_name(api_url: str, provider: str) -> str:

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import redis
 
-from actors.embedded_redis import EmbeddedRedis
+from actors.local.embedded_redis import EmbeddedRedis
 from agent_core.message import ToolResultBlock
 from tests.support.workspace_backends import (
     Isolation,

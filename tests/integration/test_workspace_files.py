@@ -14,7 +14,7 @@ import httpx
 import pytest
 import ray
 
-from actors._remote import workspace_actor_name
+from actors._remote.workspace_actor import workspace_actor_name
 from tests.integration.conftest import LiveService
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]

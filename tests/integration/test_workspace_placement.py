@@ -22,10 +22,10 @@ import redis
 from ray import serve
 from ray.cluster_utils import Cluster
 
-from actors._ports import find_free_port
-from actors._remote import workspace_actor_name
-from actors.embedded_redis import EmbeddedRedis
-from actors.keys import Keys
+from actors._remote.workspace_actor import workspace_actor_name
+from actors.bus.keys import Keys
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.api import USER, chat_and_collect, make_session, tool_results

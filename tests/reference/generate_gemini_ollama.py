@@ -26,41 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.credential import GeminiCredential, OllamaCredential
-from agentscope.message import Msg
 from agentscope.model import GeminiChatModel, OllamaChatModel
-from agentscope.tool import ToolChoice
 
+from tests.reference._recording import API_KEY, ASK, CLOCK, SYSTEM, WEATHER, record
 from tests.support.gemini_server import GeminiWireServer, gemini_reply
 from tests.support.ollama_server import OllamaWireServer, ollama_reply
 
 OUT = Path(__file__).parent / "data" / "gemini_ollama.json"
-API_KEY = "test-key"
-
-SYSTEM = {"role": "system", "name": "system", "content": [{"type": "text", "text": "Be brief."}]}
-ASK = {"role": "user", "name": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the weather forecast of a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "The city."},
-                "days": {"type": "integer", "default": 1},
-            },
-            "required": ["city"],
-        },
-    },
-}
-CLOCK = {
-    "type": "function",
-    "function": {
-        "name": "get_time",
-        "description": "Get the time.",
-        "parameters": {"type": "object", "properties": {}},
-    },
-}
 # A pydantic-style schema: $defs, Optional (anyOf null), const, additionalProperties.
 BOOKING = {
     "type": "function",
@@ -244,52 +216,7 @@ OLLAMA_CASES: list[dict[str, Any]] = [
 ]
 
 
-def _tool_choice(spec: Any) -> ToolChoice | None:
-    if spec is None:
-        return None
-    if isinstance(spec, str):
-        return ToolChoice(mode=spec)
-    return ToolChoice(**spec)
-
-
-def _content(response: Any) -> list[dict[str, Any]]:
-    """The response's blocks, without the random ids and timestamps."""
-    out = []
-    for block in response.content:
-        data = block.model_dump(mode="json", exclude={"created_at", "finished_at"})
-        data.pop("state", None)
-        data.pop("suggested_rules", None)
-        if data["type"] != "tool_call" or not data["id"].startswith(("gemini_ts:", "fc-")):
-            data.pop("id", None)
-        if data["type"] == "tool_call":
-            data["input"] = json.loads(data["input"])
-        out.append(data)
-    return out
-
-
-def _usage(response: Any) -> dict[str, int] | None:
-    usage = response.usage
-    if usage is None:
-        return None
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_input_tokens": usage.cache_input_tokens,
-    }
-
-
-async def _final(result: Any) -> Any:
-    if not hasattr(result, "__aiter__"):
-        return result
-    final = None
-    async for chunk in result:
-        if chunk.is_last:
-            final = chunk
-    return final
-
-
 async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, Any]:
-    messages = [Msg.model_validate(m) for m in case["messages"]]
     if provider == "gemini":
         server: GeminiWireServer | OllamaWireServer = GeminiWireServer(api_key=API_KEY)
         reply: Any = gemini_reply(case.get("reply", {}))
@@ -316,17 +243,7 @@ async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, A
                 stream=stream,
                 max_retries=0,
             )
-        result = await model(
-            messages, tools=case.get("tools"), tool_choice=_tool_choice(case.get("tool_choice"))
-        )
-        final = await _final(result)
-        (request,) = server.requests
-    return {
-        "content": _content(final),
-        "usage": _usage(final),
-        "request": request.body,
-        "path": request.path,
-    }
+        return await record(model, server, case, call_id_prefixes=("gemini_ts:", "fc-"))
 
 
 async def main() -> None:

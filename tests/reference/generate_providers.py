@@ -35,7 +35,6 @@ from agentscope.credential import (
     MoonshotCredential,
     OpenAICredential,
 )
-from agentscope.message import Msg
 from agentscope.model import (
     AnthropicChatModel,
     DashScopeChatModel,
@@ -44,39 +43,12 @@ from agentscope.model import (
     OpenAIChatModel,
     OpenAIResponseModel,
 )
-from agentscope.tool import ToolChoice
 
+from tests.reference._recording import API_KEY, ASK, CLOCK, SYSTEM, WEATHER, record
 from tests.support.openai_server import OpenAIWireServer
 from tests.support.wire_server import Answer, WireServer, scripted_answer
 
 OUT = Path(__file__).parent / "data" / "providers.json"
-API_KEY = "test-key"
-
-SYSTEM = {"role": "system", "name": "system", "content": [{"type": "text", "text": "Be brief."}]}
-ASK = {"role": "user", "name": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the weather forecast of a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "The city."},
-                "days": {"type": "integer", "default": 1},
-            },
-            "required": ["city"],
-        },
-    },
-}
-CLOCK = {
-    "type": "function",
-    "function": {
-        "name": "get_time",
-        "description": "Get the time.",
-        "parameters": {"type": "object", "properties": {}},
-    },
-}
 
 
 def _history(thinking: dict[str, Any]) -> list[dict[str, Any]]:
@@ -305,49 +277,7 @@ def _agentscope_model(provider: str, root: str, parameters: dict[str, Any], stre
     return model_class(credential=cred, model=name, parameters=params, **common)
 
 
-def _tool_choice(spec: Any) -> ToolChoice | None:
-    return None if spec is None else ToolChoice(mode=spec)
-
-
-def _content(response: Any) -> list[dict[str, Any]]:
-    """The response's blocks, without the random ids and timestamps."""
-    out = []
-    for block in response.content:
-        data = block.model_dump(mode="json", exclude={"created_at", "finished_at"})
-        data.pop("state", None)
-        data.pop("suggested_rules", None)
-        if data["type"] != "tool_call":
-            data.pop("id", None)
-        if data["type"] == "tool_call":
-            data["input"] = json.loads(data["input"])
-        out.append(data)
-    return out
-
-
-def _usage(response: Any) -> dict[str, int] | None:
-    usage = response.usage
-    if usage is None:
-        return None
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_input_tokens": usage.cache_input_tokens,
-        "cache_creation_input_tokens": getattr(usage, "cache_creation_input_tokens", 0) or 0,
-    }
-
-
-async def _final(result: Any) -> Any:
-    if not hasattr(result, "__aiter__"):
-        return result
-    final = None
-    async for chunk in result:
-        if chunk.is_last:
-            final = chunk
-    return final
-
-
 async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, Any]:
-    messages = [Msg.model_validate(m) for m in case["messages"]]
     answer = scripted_answer(provider, case.get("reply", {}), stream)
     server: WireServer | OpenAIWireServer
     server = WireServer() if isinstance(answer, Answer) else OpenAIWireServer()
@@ -355,17 +285,7 @@ async def _run(provider: str, case: dict[str, Any], stream: bool) -> dict[str, A
         server.push(answer)
         root = server.base_url.removesuffix("/v1")
         model = _agentscope_model(provider, root, case.get("parameters", {}), stream)
-        result = await model(
-            messages, tools=case.get("tools"), tool_choice=_tool_choice(case.get("tool_choice"))
-        )
-        final = await _final(result)
-        (request,) = server.requests
-    return {
-        "content": _content(final),
-        "usage": _usage(final),
-        "request": request.body,
-        "path": request.path,
-    }
+        return await record(model, server, case, usage_extras=("cache_creation_input_tokens",))
 
 
 async def main() -> None:

@@ -11,7 +11,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from actors.workspaces import WorkspaceHandle
+from actors.workspaces.session_workspaces import WorkspaceHandle
 from agent_core.message import TextBlock, ToolResultState
 from agent_core.middleware import MiddlewareBase
 from agent_core.permission import PermissionBehavior, PermissionContext, PermissionDecision

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 import uvicorn
 from starlette.types import ASGIApp
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 
 @asynccontextmanager

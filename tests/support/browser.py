@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SERVE_START_TIMEOUT = 240.0
@@ -44,6 +44,26 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+DRIVER_PRELUDE = r"""
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+const cfg = JSON.parse(process.env.FLOW);"""
+"""How a driver script starts: `fs`, `path`, playwright's `chromium` and the flow's `cfg`."""
+DRIVER_END = r"""  } catch (e) {
+    report.ok = false;
+    report.error = String(e && e.stack || e);
+    try { await step('failure'); } catch (_) {}
+  } finally {
+    await browser.close();
+    fs.writeFileSync(cfg.reportPath, JSON.stringify(report, null, 1));
+  }
+})();
+"""
+"""How a driver script ends: its `try` block's failure (`report.error`, a `step('failure')`
+screenshot), then the browser closed and the `report` written to `cfg.reportPath`.
+"""
 
 
 def _requirement(env: str, default: str | None = None) -> str | None:

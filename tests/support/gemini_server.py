@@ -14,14 +14,12 @@ metadata on every chunk, the finish reason and final counts on the last one)::
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections import deque
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from tests.support.scripted_http import Answer, RecordedRequest, ScriptedHTTPServer, split_body
+from tests.support.scripted_http import Answer, RecordedRequest, split_body
+from tests.support.scripted_server import ScriptedServer
 
 _STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
@@ -205,7 +203,7 @@ def sse_events(reply: GeminiReply, model: str) -> list[bytes]:
     return [f"data: {event}\r\n\r\n".encode() for event in events]
 
 
-class GeminiWireServer:
+class GeminiWireServer(ScriptedServer[GeminiReply]):
     """A scripted Gemini API server on 127.0.0.1 (a free port), in a background thread.
 
     Replies come from the queue filled by `push`, else a plain `default_text` answer. With
@@ -214,11 +212,9 @@ class GeminiWireServer:
     """
 
     def __init__(self, api_key: str | None = None, default_text: str = "ok") -> None:
+        super().__init__("gemini-wire-server")
         self.api_key = api_key
         self.default_text = default_text
-        self._lock = threading.Lock()
-        self._script: deque[GeminiReply] = deque()
-        self._http = ScriptedHTTPServer(self._route, name="gemini-wire-server")
 
     @property
     def root(self) -> str:
@@ -230,40 +226,7 @@ class GeminiWireServer:
         """The API root to use as a Gemini `base_url` (`<root>/v1beta`)."""
         return f"{self._http.url}/v1beta"
 
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, oldest first."""
-        return self._http.requests
-
-    def push(self, *replies: GeminiReply) -> None:
-        """Queue replies, answered in order."""
-        with self._lock:
-            self._script.extend(replies)
-
-    def start(self) -> Self:
-        """Start listening (idempotent)."""
-        self._http.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and close the socket."""
-        self._http.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def _next_reply(self) -> GeminiReply:
-        with self._lock:
-            if self._script:
-                return self._script.popleft()
+    def _default_reply(self, body: dict[str, Any]) -> GeminiReply:
         return GeminiReply([Text(self.default_text)])
 
     def _route(self, request: RecordedRequest, answer: Answer) -> None:
@@ -287,7 +250,7 @@ class GeminiWireServer:
         if method == "streamGenerateContent" and request.query.get("alt") != "sse":
             answer.json(400, error_body(400, "Only alt=sse streams are scripted."))
             return
-        reply = self._next_reply()
+        reply = self._next_reply(request.body)
         if reply.status != 200:
             body = reply.error_body or error_body(reply.status, retry_delay=reply.retry_delay)
             answer.json(reply.status, body, reply.headers)

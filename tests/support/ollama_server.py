@@ -14,13 +14,11 @@ Errors are `{"error": "..."}`, as a status answer or as a line mid-stream::
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from tests.support.scripted_http import Answer, RecordedRequest, ScriptedHTTPServer, split_body
+from tests.support.scripted_http import Answer, RecordedRequest, split_body
+from tests.support.scripted_server import ScriptedServer
 
 _CREATED_AT = "2026-01-01T00:00:00.000000Z"
 
@@ -121,7 +119,7 @@ def whole_body(reply: OllamaReply, model: str) -> dict[str, Any]:
     return {"model": model, "created_at": _CREATED_AT, "message": message, **_done_fields(reply)}
 
 
-class OllamaWireServer:
+class OllamaWireServer(ScriptedServer[OllamaReply]):
     """A scripted Ollama server on 127.0.0.1 (a free port), in a background thread.
 
     Replies come from the queue filled by `push`, else a plain `default_text` answer. With
@@ -130,51 +128,16 @@ class OllamaWireServer:
     """
 
     def __init__(self, api_key: str | None = None, default_text: str = "ok") -> None:
+        super().__init__("ollama-wire-server")
         self.api_key = api_key
         self.default_text = default_text
-        self._lock = threading.Lock()
-        self._script: deque[OllamaReply] = deque()
-        self._http = ScriptedHTTPServer(self._route, name="ollama-wire-server")
 
     @property
     def base_url(self) -> str:
         """The server's root, as an Ollama host."""
         return self._http.url
 
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, oldest first."""
-        return self._http.requests
-
-    def push(self, *replies: OllamaReply) -> None:
-        """Queue replies, answered in order."""
-        with self._lock:
-            self._script.extend(replies)
-
-    def start(self) -> Self:
-        """Start listening (idempotent)."""
-        self._http.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and close the socket."""
-        self._http.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def _next_reply(self) -> OllamaReply:
-        with self._lock:
-            if self._script:
-                return self._script.popleft()
+    def _default_reply(self, body: dict[str, Any]) -> OllamaReply:
         return OllamaReply(content=self.default_text)
 
     def _route(self, request: RecordedRequest, answer: Answer) -> None:
@@ -186,7 +149,7 @@ class OllamaWireServer:
             answer.json(401, {"error": "unauthorized"})
             return
         model = str(request.body.get("model", ""))
-        reply = self._next_reply()
+        reply = self._next_reply(request.body)
         if reply.status != 200:
             message = reply.error or f"scripted HTTP {reply.status} from the test server"
             answer.json(reply.status, {"error": message}, reply.headers)

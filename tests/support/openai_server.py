@@ -13,16 +13,14 @@ process) can call it::
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from tests.support.scripted_http import Answer, RecordedRequest, ScriptedHTTPServer
+from tests.support.scripted_http import Answer, RecordedRequest
+from tests.support.scripted_server import ScriptedServer
 
 _ERROR_KINDS = {
     400: ("invalid_request_error", None),
@@ -175,7 +173,7 @@ def _paced(frames: list[bytes], delay: float) -> Iterator[bytes]:
         yield frame
 
 
-class OpenAIWireServer:
+class OpenAIWireServer(ScriptedServer[ScriptedReply]):
     """A scripted OpenAI-compatible server on 127.0.0.1 (a free port), in a background thread.
 
     Replies come from the queue filled by `push`; when it is empty, from `reply_func` if given
@@ -187,11 +185,9 @@ class OpenAIWireServer:
         default_text: str = "ok",
         reply_func: Callable[[dict[str, Any]], ScriptedReply] | None = None,
     ) -> None:
+        super().__init__("openai-wire-server")
         self.default_text = default_text
         self.reply_func = reply_func
-        self._lock = threading.Lock()
-        self._script: deque[ScriptedReply] = deque()
-        self._http = ScriptedHTTPServer(self._route, name="openai-wire-server")
 
     @property
     def port(self) -> int:
@@ -202,40 +198,6 @@ class OpenAIWireServer:
     def base_url(self) -> str:
         """The API root to use as an OpenAI `base_url`."""
         return f"{self._http.url}/v1"
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, oldest first."""
-        return self._http.requests
-
-    def push(self, *replies: ScriptedReply) -> None:
-        """Queue replies, answered in order."""
-        with self._lock:
-            self._script.extend(replies)
-
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
-        """Block until at least `count` requests arrived; raise TimeoutError otherwise."""
-        return self._http.wait_for_requests(count, timeout)
-
-    def start(self) -> Self:
-        """Start listening (idempotent)."""
-        self._http.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and close the socket."""
-        self._http.stop()
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _route(self, request: RecordedRequest, answer: Answer) -> None:
         path = request.path.rstrip("/")
@@ -264,10 +226,7 @@ class OpenAIWireServer:
                 headers={"Cache-Control": "no-cache", **reply.headers},
             )
 
-    def _next_reply(self, body: dict[str, Any]) -> ScriptedReply:
-        with self._lock:
-            if self._script:
-                return self._script.popleft()
+    def _default_reply(self, body: dict[str, Any]) -> ScriptedReply:
         if self.reply_func is not None:
             return self.reply_func(body)
         return ScriptedReply(text=self.default_text)

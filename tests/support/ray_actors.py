@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import ray
 import redis
 
-from actors.host_placement import DEDICATED
-from actors.keys import Keys
-from actors.session_hosts import session_actor_name
+from actors.bus.keys import Keys
+from actors.sessions.hosts import session_actor_name
+from actors.sessions.placement import DEDICATED
 from actors.settings import RuntimeSettings
 
 NAMESPACE = "troupe-test"
@@ -19,17 +18,6 @@ NAMESPACE = "troupe-test"
 
 def _redis(settings: RuntimeSettings) -> redis.Redis:
     return redis.Redis.from_url(settings.redis_url)
-
-
-def dedicate_agent(settings: RuntimeSettings, agent_id: str) -> None:
-    """Make the agent ask for an actor of its own per session (`AgentData.dedicated_process`)."""
-    client, key = _redis(settings), Keys(settings.key_prefix).agent(agent_id)
-    try:
-        record = json.loads(client.get(key))  # type: ignore[arg-type]
-        record["data"]["dedicated_process"] = True
-        client.set(key, json.dumps(record))
-    finally:
-        client.close()
 
 
 def placements(settings: RuntimeSettings) -> dict[str, str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -142,7 +143,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.owner.route(request, Answer(self))
 
 
-class ScriptedHTTPServer:
+class BackgroundServer(ABC):
+    """A server running in a background thread while started, and around a `with` block."""
+
+    @abstractmethod
+    def start(self) -> Self:
+        """Start listening (idempotent)."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop listening and close the socket."""
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class ScriptedHTTPServer(BackgroundServer):
     """An HTTP server on 127.0.0.1 (a free port) in a background thread, answering via `route`."""
 
     def __init__(self, route: Route, name: str = "scripted-http") -> None:
@@ -199,17 +223,6 @@ class ScriptedHTTPServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _record(self, request: RecordedRequest) -> None:
         with self._received:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
@@ -38,3 +40,44 @@ async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0)
             return True
         await asyncio.sleep(0.1)
     return await check()
+
+
+def bash_tool(tools: Sequence[ToolBase]) -> ToolBase:
+    """The `Bash` tool among `tools`."""
+    (bash,) = [t for t in tools if t.name == "Bash"]
+    return bash
+
+
+async def check_bash_output_streams(bash: ToolBase, go: Path) -> None:
+    """Bash output arrives while the command runs: it waits for `go` (its `./go`) to finish."""
+    command = "echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished"
+    before_go, after_go = "", ""
+    # A stat and a touch of a local file between chunks: too quick to need a thread.
+    async with contextlib.aclosing(bash(command=command)) as stream:
+        async for chunk in stream:
+            if go.exists():  # noqa: ASYNC240
+                after_go += text([chunk])
+            else:
+                before_go += text([chunk])
+                if "started" in before_go:
+                    # The command can only finish once its first output arrived.
+                    go.touch()  # noqa: ASYNC240
+            if chunk.is_last:
+                break
+    assert "started" in before_go
+    assert "finished" not in before_go
+    assert "finished" in after_go
+
+
+async def check_cancelling_kills_the_command(bash: ToolBase, agent: Agent) -> None:
+    """Closing a Bash call's stream early kills its command (as `agent` sees the processes)."""
+    async with contextlib.aclosing(bash(command="echo up; sleep 4242")) as stream:
+        async for chunk in stream:
+            if "up" in text([chunk]):
+                break
+
+    async def gone() -> bool:
+        ok, out = await agent("Bash", command="cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+        return ok and "sleep 4242" not in out
+
+    assert await eventually(gone)

@@ -12,15 +12,13 @@ helpers below and sent in byte chunks of a chosen size, so events split at awkwa
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from tests.support.openai_server import ScriptedReply
 from tests.support.scripted_http import Answer as Writer
-from tests.support.scripted_http import RecordedRequest, ScriptedHTTPServer
+from tests.support.scripted_http import RecordedRequest
+from tests.support.scripted_server import ScriptedServer
 
 
 @dataclass
@@ -53,44 +51,22 @@ def sse(events: list[dict[str, Any]], done: bool = False) -> bytes:
     return "".join(frames).encode()
 
 
-class WireServer:
+class WireServer(ScriptedServer[Answer]):
     """Scripted answers, served in order from 127.0.0.1 in a background thread."""
 
     def __init__(self) -> None:
-        self._answers: deque[Answer] = deque()
-        self._lock = threading.Lock()
-        self._http = ScriptedHTTPServer(self._route, name="wire-server")
+        super().__init__("wire-server")
 
     @property
     def base_url(self) -> str:
         """The server's root URL."""
         return self._http.url
 
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """The requests received so far."""
-        return self._http.requests
-
-    def push(self, *answers: Answer) -> None:
-        """Queue answers for the next requests."""
-        with self._lock:
-            self._answers.extend(answers)
-
-    def __enter__(self) -> Self:
-        self._http.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._http.stop()
+    def _default_reply(self, body: dict[str, Any]) -> Answer:
+        raise IndexError("no scripted answer is left")
 
     def _route(self, request: RecordedRequest, writer: Writer) -> None:
-        with self._lock:
-            answer = self._answers.popleft()
+        answer = self._next_reply(request.body)
         body = answer.body
         if answer.cut is not None:
             body = body[: int(len(body) * answer.cut)]

@@ -25,7 +25,7 @@ from ray._private.label_utils import parse_node_labels_string
 from ray.autoscaler._private.util import prepare_config, validate_config
 from ray.scripts.scripts import start as ray_start_cli
 
-from actors.crypto import SecretBox
+from actors.storage.crypto import SecretBox
 from serve import cli as serve_cli
 from serve import cluster_head
 

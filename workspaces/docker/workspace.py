@@ -22,7 +22,6 @@ relaying through `docker exec` would cost a process per request.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
@@ -41,18 +40,18 @@ import aiohttp
 from aiodocker.containers import DockerContainer
 from aiodocker.exceptions import DockerError
 
-from agent_core.errors import MCPError
 from agent_core.mcp import MCPClient, MCPClientConfig
 from agent_core.tool import ToolBase
 from agent_core.tool.builtin.runner import workspace_tools
 from agent_core.tool.execution import ToolExecutor
 from workspaces._env import agent_environment
 from workspaces._quota import DiskQuota
+from workspaces._remote_tools import RemoteTools
 from workspaces.docker._exec import ExecChannel
 from workspaces.docker.image import ImageRecipe, ensure_image
 from workspaces.docker.policy import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 from workspaces.errors import DockerUnavailable, WorkspaceClosed, WorkspaceError
-from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
+from workspaces.gateway.client import GatewayConnection
 from workspaces.gateway.protocol import SOCKET_NAME
 from workspaces.local import BOOKKEEPING, LocalWorkspace
 from workspaces.toolhost import ToolHost, ToolHostChannel, toolhost_command
@@ -65,10 +64,8 @@ CONTAINER_WORKDIR = Path("/workspace")
 RUNTIME_DIR = "/run/troupe"
 """Where the gateway's socket directory is mounted in the container."""
 
-_GATEWAY_START_TIMEOUT = 60.0
 # The status aiodocker gives a request that never reached the daemon.
 _UNREACHABLE = 900
-_GATEWAY_LOG_LINES = 20
 # Docker's default read-only paths, and the container's private /dev (its device nodes stay
 # usable; /dev/shm is a mount of its own and stays writable).
 _READONLY_PATHS = (
@@ -224,11 +221,7 @@ class DockerWorkspace(LocalWorkspace):
         self._docker: aiodocker.Docker | None = None
         self._container: DockerContainer | None = None
         self._runtime_dir: Path | None = None
-        self._gateway: GatewayConnection | None = None
-        self._gateway_process: ExecChannel | None = None
-        self._gateway_log: collections.deque[str] = collections.deque(maxlen=_GATEWAY_LOG_LINES)
-        self._gateway_drain: asyncio.Task[None] | None = None
-        self._tool_host: ToolHost | None = None
+        self._remote = RemoteTools(self.workspace_id)
 
     @property
     def container_id(self) -> str | None:
@@ -248,10 +241,10 @@ class DockerWorkspace(LocalWorkspace):
         started = time.monotonic()
         try:
             await self._start_container()
-            self._tool_host = ToolHost(self._open_tool_host)
+            tool_host = self._remote.tool_host = ToolHost(self._open_tool_host)
             # Started now, it loads while the gateway does: the first tool call needs no wait.
             try:
-                await self._tool_host.start()
+                await tool_host.start()
             except WorkspaceError as exc:
                 raise DockerUnavailable(f"cannot start the tool host: {exc}") from exc
             await self._start_gateway()
@@ -314,27 +307,10 @@ class DockerWorkspace(LocalWorkspace):
             )
         except WorkspaceError as exc:
             raise DockerUnavailable(str(exc)) from exc
-        self._gateway_process = process
-        self._gateway_drain = asyncio.create_task(self._drain_gateway(process))
+        drain = self._remote.watch_gateway(process)
         await process.write(token.encode() + b"\n")
-        self._gateway = GatewayConnection(runtime_dir / SOCKET_NAME, token)
-        deadline = asyncio.get_running_loop().time() + _GATEWAY_START_TIMEOUT
-        while not await self._gateway.health():
-            if self._gateway_drain.done() or asyncio.get_running_loop().time() > deadline:
-                tail = "; ".join(self._gateway_log) or "no output"
-                raise DockerUnavailable(f"the workspace's MCP gateway did not start: {tail}")
-            await asyncio.sleep(0.05)
-
-    async def _drain_gateway(self, process: ExecChannel) -> None:
-        """Keep the gateway's output flowing (its last lines explain a failure)."""
-
-        async def lines(read: Any) -> None:
-            while line := await read():
-                text = line.decode(errors="replace").rstrip()
-                self._gateway_log.append(text)
-                log.debug("gateway of %s: %s", self.workspace_id, text)
-
-        await asyncio.gather(lines(process.readline), lines(process.read_stderr_line))
+        gateway = GatewayConnection(runtime_dir / SOCKET_NAME, token)
+        await self._remote.wait_for_gateway(gateway, drain.done, 0.05, DockerUnavailable)
 
     async def _open_tool_host(self) -> ToolHostChannel:
         if self._container is None:
@@ -351,9 +327,7 @@ class DockerWorkspace(LocalWorkspace):
 
     def _mcp_client(self, config: MCPClientConfig) -> MCPClient:
         """A client of the server as the workspace's gateway runs it."""
-        if self._gateway is None:
-            raise MCPError(f"workspace {self.workspace_id!r} has no running MCP gateway")
-        return GatewayMCPClient(config, self._gateway)
+        return self._remote.mcp_client(config)
 
     def _visible_path(self, host_path: Path) -> Path:
         """The container path of a file under `host_workdir`."""
@@ -375,7 +349,7 @@ class DockerWorkspace(LocalWorkspace):
         Raises:
             WorkspaceClosed: The workspace is not open.
         """
-        host = self._tool_host
+        host = self._remote.tool_host
         if host is None:
             raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
         return host
@@ -396,19 +370,7 @@ class DockerWorkspace(LocalWorkspace):
 
     async def _teardown(self) -> None:
         """Release whatever `initialize()` started; never raises."""
-        tool_host, self._tool_host = self._tool_host, None
-        if tool_host is not None:
-            await tool_host.aclose()
-        gateway, self._gateway = self._gateway, None
-        if gateway is not None:
-            await gateway.aclose()
-        process, self._gateway_process = self._gateway_process, None
-        if process is not None:
-            await process.aclose()
-        drain, self._gateway_drain = self._gateway_drain, None
-        if drain is not None:
-            drain.cancel()
-            await asyncio.gather(drain, return_exceptions=True)
+        await self._remote.aclose()
         container, self._container = self._container, None
         if container is not None:
             with contextlib.suppress(DockerError, aiohttp.ClientError):

@@ -26,7 +26,6 @@ whole is the isolation boundary (one sandbox per workspace).
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import posixpath
@@ -48,7 +47,6 @@ from e2b import (
     ServiceBusyException,
 )
 
-from agent_core.errors import MCPError
 from agent_core.mcp import MCPClient, MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolBase
@@ -56,6 +54,7 @@ from agent_core.tool.builtin.runner import workspace_tools
 from agent_core.tool.execution import ToolExecutor
 from workspaces._env import agent_environment
 from workspaces._mcps import MCPRegistry
+from workspaces._remote_tools import RemoteTools
 from workspaces.base import InstalledSkill, WorkspaceBase
 from workspaces.e2b._channel import CommandChannel
 from workspaces.e2b._store import (
@@ -66,7 +65,7 @@ from workspaces.e2b._store import (
     SandboxSkills,
 )
 from workspaces.errors import E2BUnavailable, WorkspaceClosed, WorkspaceError
-from workspaces.gateway.client import GatewayConnection, GatewayMCPClient
+from workspaces.gateway.client import GatewayConnection
 from workspaces.local import DATA_DIR, MCP_FILE, SESSIONS_DIR, SKILLS_DIR
 from workspaces.toolhost import ToolHost, ToolHostChannel, toolhost_command
 
@@ -86,8 +85,6 @@ USER_TAG = "user_id"
 
 # What marks the workspace's own processes, to stop a previous owner's on reconnect.
 _OWN_PROCESSES = ("workspaces.toolhost", "workspaces.gateway.app")
-_GATEWAY_START_TIMEOUT = 60.0
-_GATEWAY_LOG_LINES = 20
 # The SDK's failures of a request that never got an answer, besides its own exceptions.
 _SDK_ERRORS = (
     SandboxException,
@@ -164,11 +161,7 @@ class E2BWorkspace(WorkspaceBase):
         self._mcps: MCPRegistry | None = None
         self._skills: SandboxSkills | None = None
         self._offload: SandboxOffload | None = None
-        self._tool_host: ToolHost | None = None
-        self._gateway: GatewayConnection | None = None
-        self._gateway_process: CommandChannel | None = None
-        self._gateway_log: collections.deque[str] = collections.deque(maxlen=_GATEWAY_LOG_LINES)
-        self._gateway_drain: asyncio.Task[None] | None = None
+        self._remote = RemoteTools(self.workspace_id)
         self._open = False
 
     @property
@@ -209,9 +202,9 @@ class E2BWorkspace(WorkspaceBase):
             await self._lay_out()
             await self._mcps.seed(self.default_mcps)
             await self._skills.seed(self.skill_paths)
-            self._tool_host = ToolHost(self._open_tool_host)
+            tool_host = self._remote.tool_host = ToolHost(self._open_tool_host)
             try:
-                await self._tool_host.start()
+                await tool_host.start()
             except WorkspaceError as exc:
                 raise E2BUnavailable(f"cannot start the tool host: {exc}") from exc
             await self._start_gateway()
@@ -307,31 +300,14 @@ class E2BWorkspace(WorkspaceBase):
             )
         except WorkspaceError as exc:
             raise E2BUnavailable(str(exc)) from exc
-        self._gateway_process = process
-        self._gateway_drain = asyncio.create_task(self._drain_gateway(process))
+        self._remote.watch_gateway(process)
         try:
             await process.write(token.encode() + b"\n")
         except ConnectionError as exc:
             raise E2BUnavailable(f"cannot hand the MCP gateway its token: {exc}") from exc
         url, headers = self._port_route(self.gateway_port)
-        self._gateway = GatewayConnection(None, token, url=url, headers=headers)
-        deadline = asyncio.get_running_loop().time() + _GATEWAY_START_TIMEOUT
-        while not await self._gateway.health():
-            if process.exited or asyncio.get_running_loop().time() > deadline:
-                tail = "; ".join(self._gateway_log) or "no output"
-                raise E2BUnavailable(f"the workspace's MCP gateway did not start: {tail}")
-            await asyncio.sleep(0.1)
-
-    async def _drain_gateway(self, process: CommandChannel) -> None:
-        """Keep the gateway's last lines (they explain a failure)."""
-
-        async def lines(read: Any) -> None:
-            while line := await read():
-                text = line.decode(errors="replace").rstrip()
-                self._gateway_log.append(text)
-                log.debug("gateway of %s: %s", self.workspace_id, text)
-
-        await asyncio.gather(lines(process.readline), lines(process.read_stderr_line))
+        gateway = GatewayConnection(None, token, url=url, headers=headers)
+        await self._remote.wait_for_gateway(gateway, lambda: process.exited, 0.1, E2BUnavailable)
 
     async def _open_tool_host(self) -> ToolHostChannel:
         sandbox = self._sandbox
@@ -344,9 +320,7 @@ class E2BWorkspace(WorkspaceBase):
 
     def _mcp_client(self, config: MCPClientConfig) -> MCPClient:
         """A client of the server as the sandbox's gateway runs it."""
-        if self._gateway is None:
-            raise MCPError(f"workspace {self.workspace_id!r} has no running MCP gateway")
-        return GatewayMCPClient(config, self._gateway)
+        return self._remote.mcp_client(config)
 
     def _require_sandbox(self) -> AsyncSandbox:
         if self._sandbox is None:
@@ -366,19 +340,7 @@ class E2BWorkspace(WorkspaceBase):
 
     async def _teardown(self) -> None:
         """Release whatever `initialize()` started, then the sandbox; never raises."""
-        tool_host, self._tool_host = self._tool_host, None
-        if tool_host is not None:
-            await tool_host.aclose()
-        gateway, self._gateway = self._gateway, None
-        if gateway is not None:
-            await gateway.aclose()
-        process, self._gateway_process = self._gateway_process, None
-        if process is not None:
-            await process.aclose()
-        drain, self._gateway_drain = self._gateway_drain, None
-        if drain is not None:
-            drain.cancel()
-            await asyncio.gather(drain, return_exceptions=True)
+        await self._remote.aclose()
         sandbox, self._sandbox = self._sandbox, None
         if sandbox is None:
             return
@@ -408,9 +370,9 @@ class E2BWorkspace(WorkspaceBase):
         Raises:
             WorkspaceClosed: The workspace is not open.
         """
-        if self._tool_host is None:
+        if self._remote.tool_host is None:
             raise WorkspaceClosed(f"workspace {self.workspace_id!r} is not open")
-        return self._tool_host
+        return self._remote.tool_host
 
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """The built-in tools bound to `working_directory(cwd)`, run inside the sandbox."""

@@ -12,12 +12,12 @@ import pytest
 import ray
 import redis
 
-from actors._remote import workspace_actor_name
-from actors.embedded_redis import EmbeddedRedis
-from actors.keys import Keys
+from actors._remote.workspace_actor import workspace_actor_name
+from actors.bus.keys import Keys
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
-from actors.workspace_host import WorkspaceRequest
-from actors.workspace_service import RayWorkspaceService, placement_key
+from actors.workspaces.host import WorkspaceRequest
+from actors.workspaces.ray_service import RayWorkspaceService, placement_key
 from agent_core.tool.execution import ToolInvocation
 from tests.integration.docker._helpers import containers, remove_containers
 from tests.support.docker import DockerDaemon, image_mounts

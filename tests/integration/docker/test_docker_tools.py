@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +12,12 @@ import pytest_asyncio
 
 from agent_core.message import Msg, TextBlock, ToolResultBlock
 from tests.integration.docker._helpers import container_exists, inspect
-from tests.support.tool_calls import Agent, eventually, text
+from tests.support.tool_calls import (
+    Agent,
+    bash_tool,
+    check_bash_output_streams,
+    check_cancelling_kills_the_command,
+)
 from workspaces.docker import DockerWorkspace
 from workspaces.errors import WorkspaceClosed
 
@@ -93,39 +97,15 @@ async def test_the_container_is_locked_down(workspace: DockerWorkspace, agent: A
 
 
 async def test_bash_output_streams(workspace: DockerWorkspace) -> None:
-    (bash,) = [t for t in workspace.builtin_tools() if t.name == "Bash"]
-    command = "echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished"
-    before_go, after_go = "", ""
-    go = workspace.host_workdir / "go"
-    async with contextlib.aclosing(bash(command=command)) as stream:
-        async for chunk in stream:
-            if go.exists():
-                after_go += text([chunk])
-            else:
-                before_go += text([chunk])
-                if "started" in before_go:
-                    go.touch()  # the command can only finish once its first output arrived
-            if chunk.is_last:
-                break
-    assert "started" in before_go
-    assert "finished" not in before_go
-    assert "finished" in after_go
+    await check_bash_output_streams(
+        bash_tool(workspace.builtin_tools()), workspace.host_workdir / "go"
+    )
 
 
 async def test_cancelling_a_call_kills_its_command(
     workspace: DockerWorkspace, agent: Agent
 ) -> None:
-    (bash,) = [t for t in workspace.builtin_tools() if t.name == "Bash"]
-    async with contextlib.aclosing(bash(command="echo up; sleep 4242")) as stream:
-        async for chunk in stream:
-            if "up" in text([chunk]):
-                break
-
-    async def gone() -> bool:
-        ok, out = await agent("Bash", command="cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
-        return ok and "sleep 4242" not in out
-
-    assert await eventually(gone)
+    await check_cancelling_kills_the_command(bash_tool(workspace.builtin_tools()), agent)
 
 
 async def test_offloads_and_skills_are_named_by_container_paths(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,12 @@ import pytest
 import pytest_asyncio
 
 from tests.support.e2b_server import LocalE2B
-from tests.support.tool_calls import Agent, eventually, text
+from tests.support.tool_calls import (
+    Agent,
+    bash_tool,
+    check_bash_output_streams,
+    check_cancelling_kills_the_command,
+)
 from workspaces.e2b import E2BWorkspace
 
 pytestmark = [pytest.mark.e2b, pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
@@ -62,37 +66,13 @@ async def test_the_six_tools_work_in_the_sandbox(
 
 
 async def test_bash_output_streams(workspace: E2BWorkspace, local_e2b: LocalE2B) -> None:
-    (bash,) = [t for t in workspace.builtin_tools() if t.name == "Bash"]
-    command = "echo started; while [ ! -e go ]; do sleep 0.05; done; echo finished"
-    before_go, after_go = "", ""
-    go = disk(local_e2b, workspace) / "go"
-    async with contextlib.aclosing(bash(command=command)) as stream:
-        async for chunk in stream:
-            if go.exists():
-                after_go += text([chunk])
-            else:
-                before_go += text([chunk])
-                if "started" in before_go:
-                    go.touch()  # the command can only finish once its first output arrived
-            if chunk.is_last:
-                break
-    assert "started" in before_go
-    assert "finished" not in before_go
-    assert "finished" in after_go
+    await check_bash_output_streams(
+        bash_tool(workspace.builtin_tools()), disk(local_e2b, workspace) / "go"
+    )
 
 
 async def test_cancelling_a_call_kills_its_command(workspace: E2BWorkspace, agent: Agent) -> None:
-    (bash,) = [t for t in workspace.builtin_tools() if t.name == "Bash"]
-    async with contextlib.aclosing(bash(command="echo up; sleep 4242")) as stream:
-        async for chunk in stream:
-            if "up" in text([chunk]):
-                break
-
-    async def gone() -> bool:
-        ok, out = await agent("Bash", command="cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
-        return ok and "sleep 4242" not in out
-
-    assert await eventually(gone)
+    await check_cancelling_kills_the_command(bash_tool(workspace.builtin_tools()), agent)
 
 
 async def test_the_bookkeeping_is_out_of_the_agents_reach(

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from actors.bus import RedisMessageBus
+from actors.bus.keys import Keys
+from actors.bus.message_bus import RedisMessageBus
 from actors.errors import SessionFenced
-from actors.keys import Keys
-from actors.storage import RedisStorage
+from actors.storage.redis_storage import RedisStorage
 from agent_core.event import CustomEvent
 from agent_core.state import AgentState
 

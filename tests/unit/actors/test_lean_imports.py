@@ -54,7 +54,14 @@ def loaded_after_import(module: str, watched: tuple[str, ...] = FORBIDDEN) -> se
 
 
 @pytest.mark.parametrize(
-    "module", ["actors.session", "actors._remote", "actors.workspace_host", "agent_core.agent"]
+    "module",
+    [
+        "actors.sessions.runtime",
+        "actors._remote.session_actor",
+        "actors._remote.workspace_actor",
+        "actors.workspaces.host",
+        "agent_core.agent",
+    ],
 )
 def test_an_actor_module_loads_no_cli_provider_or_backend_sdk(module: str) -> None:
     assert loaded_after_import(module) == set()
@@ -75,7 +82,7 @@ def test_a_provider_loads_on_first_use() -> None:
 
 
 def test_a_workspace_actor_loads_no_redis_client() -> None:
-    assert loaded_after_import("actors.workspace_host", ("redis",)) == set()
+    assert loaded_after_import("actors.workspaces.host", ("redis",)) == set()
 
 
 def test_the_agent_loads_no_json_schema_validator_before_a_tool_call() -> None:

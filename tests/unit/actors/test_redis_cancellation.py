@@ -12,7 +12,7 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from actors.redis_connect import connect
+from actors.bus.redis_connect import connect
 
 pytestmark = [pytest.mark.redis]
 

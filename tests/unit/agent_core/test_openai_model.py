@@ -17,7 +17,6 @@ from agent_core.errors import ModelConnectionError, ModelHTTPError, ModelRespons
 from agent_core.formatter import OpenAIMultiAgentFormatter
 from agent_core.message import (
     AssistantMsg,
-    SystemMsg,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -32,15 +31,10 @@ from agent_core.model import (
     collect_response,
 )
 from agent_core.model.openai import parse_retry_after
+from tests.support.model_checks import HELLO, WEATHER
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="Weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
 WEATHER_DICT = WEATHER.to_dict()
-HELLO = [SystemMsg("system", "You are terse."), UserMsg("user", "Hello?")]
 
 
 @pytest.fixture

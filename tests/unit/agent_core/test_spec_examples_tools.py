@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from actors.records import TeamMembership, TeamRole
-from actors.team import SubAgentTemplate, template_registry
-from actors.team_tools import AgentCreate, TeamContext, team_tools
+from actors.storage.records import TeamMembership, TeamRole
+from actors.teams.store import SubAgentTemplate, template_registry
+from actors.teams.tools import AgentCreate, TeamContext, team_tools
 from agent_core.mcp import HttpMCPConfig, MCPClient
 from agent_core.message import ToolCallBlock
 from agent_core.permission import (
@@ -298,7 +298,7 @@ TeamSay tool, whether the task succeeds or fails."""
 
 
 def explorer() -> SubAgentTemplate:
-    # Port: `agentscope.app.SubAgentTemplate` is `actors.team.SubAgentTemplate`.
+    # Port: `agentscope.app.SubAgentTemplate` is `actors.teams.store.SubAgentTemplate`.
     return SubAgentTemplate(
         type="explorer",
         description=(

@@ -95,6 +95,32 @@ async def test_deprecated_top_level_configs_are_honoured_and_win(service: Servic
     assert chat["context_config"]["trigger_ratio"] == 0.6
 
 
+async def test_dedicated_process_is_optional_stored_and_patchable(service: Service) -> None:
+    api = service.api
+    shared = await create_agent(api)
+    dedicated = await create_agent(api, dedicated_process=True)
+
+    assert (await get_agent(api, shared))["data"]["dedicated_process"] is False
+    assert (await get_agent(api, dedicated))["data"]["dedicated_process"] is True
+    stored = await service.runtime.storage.get_agent("alice", dedicated)
+    assert stored.data.dedicated_process is True
+
+    renamed = await api.patch(f"/agent/{dedicated}", json={"name": "Sunday"}, headers=ALICE)
+    assert renamed.json()["data"]["dedicated_process"] is True  # omitted: kept
+    body = {"dedicated_process": False}
+    assert (await api.patch(f"/agent/{dedicated}", json=body, headers=ALICE)).json()["data"][
+        "dedicated_process"
+    ] is False
+    body = {"dedicated_process": True}
+    assert (await api.patch(f"/agent/{shared}", json=body, headers=ALICE)).json()["data"][
+        "dedicated_process"
+    ] is True
+    refused = await api.post(
+        "/agent/", json={"name": "x", "dedicated_process": "sometimes"}, headers=ALICE
+    )
+    assert ("body", "dedicated_process") in field_errors(refused)
+
+
 async def test_patch_validation_names_the_field(service: Service) -> None:
     api = service.api
     agent_id = await create_agent(api)

@@ -21,9 +21,9 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
-from actors._ports import find_free_port
-from actors.embedded_redis import EmbeddedRedis
 from actors.inprocess import InProcessDispatcher
+from actors.local._ports import find_free_port
+from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
 from serve.app import create_app
 from tests.unit.serve._service import SECRET_KEY

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 from redis.asyncio import Redis
 
-from actors.api_keys import ApiKeyStore
+from actors.bus.keys import Keys
 from actors.client import InProcessDispatcher
-from actors.keys import Keys
+from actors.storage.api_keys import ApiKeyStore
 from serve import create_app
 from serve.auth import AuthMode
 from serve.cli_commands import cli

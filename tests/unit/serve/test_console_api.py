@@ -6,8 +6,8 @@ import re
 
 import httpx
 
-from actors.items import ChatItem
-from actors.team import TeamMember, TeamRecord
+from actors.bus.items import ChatItem
+from actors.teams.store import TeamMember, TeamRecord
 from tests.unit.serve._service import Service
 
 ALICE = {"X-User-ID": "alice"}

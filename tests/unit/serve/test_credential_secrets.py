@@ -7,7 +7,7 @@ import pytest
 from cryptography.fernet import Fernet
 from pydantic import SecretStr, TypeAdapter
 
-from actors.crypto import SecretBox
+from actors.storage.crypto import SecretBox
 from agent_core.credential import (
     CREDENTIAL_TYPES,
     AnthropicCredential,

@@ -33,7 +33,7 @@ async def create_credential(api: httpx.AsyncClient, body: dict[str, Any] | None 
 
 
 async def stored_secret(service: Service, credential_id: str) -> str:
-    record = await service.runtime.get_credential("alice", credential_id)
+    record = await service.runtime.credentials.get("alice", credential_id)
     return record.data.secret("api_key")
 
 
@@ -158,11 +158,11 @@ async def test_another_key_cannot_read_secrets_and_rotation_keeps_old_ones(
     stranger, rotated = runtime(redis_url, new_key), runtime(redis_url, f"{new_key},{SECRET_KEY}")
     try:
         with pytest.raises(SecretKeyError, match="cannot be decrypted"):
-            await stranger.list_credentials("alice")
-        record = await rotated.get_credential("alice", credential_id)
+            await stranger.credentials.list_credentials("alice")
+        record = await rotated.credentials.get("alice", credential_id)
         assert record.data.secret("api_key") == SECRET
-        await rotated.update_credential("alice", credential_id, record.data)
-        assert (await stranger.get_credential("alice", credential_id)).data.secret(
+        await rotated.credentials.update("alice", credential_id, record.data)
+        assert (await stranger.credentials.get("alice", credential_id)).data.secret(
             "api_key"
         ) == SECRET
     finally:
@@ -173,8 +173,8 @@ async def test_another_key_cannot_read_secrets_and_rotation_keeps_old_ones(
 async def test_without_a_configured_key_replicas_share_a_generated_one(redis_url: str) -> None:
     first, second = runtime(redis_url, None), runtime(redis_url, None)
     try:
-        created = await first.create_credential("alice", OpenAICredential(api_key=SECRET))
-        record = await second.get_credential("alice", created.id)
+        created = await first.credentials.create("alice", OpenAICredential(api_key=SECRET))
+        record = await second.credentials.get("alice", created.id)
         assert record.data.secret("api_key") == SECRET
         raw = await first.redis.get(f"troupe:credential:{created.id}")
         assert SECRET.encode() not in raw

@@ -21,9 +21,9 @@ import pytest
 from fastapi import APIRouter, Depends
 
 from actors.client import InProcessDispatcher, RuntimeClient
-from actors.schedule_service import ScheduleService
-from actors.storage import RedisStorage
-from actors.workspaces import SessionWorkspaces, WorkspaceService
+from actors.schedules.service import ScheduleService
+from actors.storage.redis_storage import RedisStorage
+from actors.workspaces.session_workspaces import SessionWorkspaces, WorkspaceService
 from serve import create_app
 from serve.deps import (
     get_background_task_manager,

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from actors.bus.redis_connect import connect
 from actors.client import InProcessDispatcher, RedisMessageBus
-from actors.redis_connect import connect
 from actors.settings import RuntimeSettings
 from serve import create_app
 from serve.client import Event, ModelChoice, TroupeClient

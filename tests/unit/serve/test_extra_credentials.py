@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from actors.client import InProcessDispatcher
-from actors.extensions import register_credential_types
+from actors.sessions.extensions import register_credential_types
 from agent_core.credential import CredentialBase
 from serve import create_app
 from tests.support.api import USER, post_chat

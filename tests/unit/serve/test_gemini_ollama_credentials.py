@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from actors.models import build_chat_model
-from actors.records import ChatModelConfig
+from actors.sessions.chat_models import build_chat_model
+from actors.storage.records import ChatModelConfig
 from agent_core.message import TextBlock, UserMsg
 from agent_core.model import GeminiChatModel, OllamaChatModel, collect_response
 from tests.support.gemini_server import GeminiReply, GeminiWireServer, Text
@@ -54,7 +54,7 @@ async def test_stored_gemini_credential_drives_a_model(service: Service) -> None
         (view,) = (await service.api.get("/credential/", headers=ALICE)).json()["credentials"]
         assert view["data"]["api_key"] == "********"
 
-        record = await service.runtime.get_credential("alice", credential_id)
+        record = await service.runtime.credentials.get("alice", credential_id)
         config = ChatModelConfig(
             type="gemini_credential",
             credential_id=credential_id,
@@ -76,7 +76,7 @@ async def test_stored_ollama_credential_drives_a_model(service: Service) -> None
         data = {"type": "ollama_credential", "host": server.base_url}
         created = await service.api.post("/credential/", json={"data": data}, headers=ALICE)
         assert created.status_code == 201, created.text
-        record = await service.runtime.get_credential("alice", created.json()["credential_id"])
+        record = await service.runtime.credentials.get("alice", created.json()["credential_id"])
         config = ChatModelConfig(
             type="ollama_credential", credential_id=record.id, model="qwen3:8b"
         )

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from actors.client import InProcessDispatcher, RuntimeClient
-from actors.embedded_redis import EmbeddedRedis
-from actors.health import Probe
+from actors.local.embedded_redis import EmbeddedRedis
+from actors.ops.health import Probe
 from actors.settings import RuntimeSettings
 from serve.app import build_app
 

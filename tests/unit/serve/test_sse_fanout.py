@@ -74,8 +74,8 @@ async def test_300_idle_subscribers_leave_chat_and_health_answering(service: Ser
         try:
             await asyncio.gather(*(o.wait() for o in opened))
             assert {s.status for s in subscribers} == {b"HTTP/1.1 200 OK"}
-            assert runtime._fanout is not None
-            assert runtime._fanout.watched == 1  # one reader for all of them
+            assert runtime.chat._fanout is not None
+            assert runtime.chat._fanout.watched == 1  # one reader for all of them
             async with httpx.AsyncClient(base_url=base_url, headers=ALICE, timeout=60) as client:
                 health = await client.get("/health")
                 assert health.status_code == 200, health.text

@@ -12,7 +12,7 @@ import httpx
 import psutil
 import pytest
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 from serve.cli import main
 from serve.startup import StartingListener, StartupError, claim_port, wait_for_ray_address
 

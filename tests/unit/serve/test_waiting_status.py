@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actors.items import ChatItem
+from actors.bus.items import ChatItem
 from agent_core.message import UserMsg
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.unit.serve._service import Service

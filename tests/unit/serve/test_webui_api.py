@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from actors.team import TeamMember, TeamRecord
+from actors.teams.store import TeamMember, TeamRecord
 from agent_core.agent import RUNTIME_STATE_SOURCE
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.unit.serve._service import Service

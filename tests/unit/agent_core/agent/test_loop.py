@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,9 @@ from hypothesis import strategies as st
 from agent_core.agent import RUNTIME_STATE_SOURCE, Agent, ModelConfig, ReActConfig
 from agent_core.errors import ModelConnectionError, ModelHTTPError
 from agent_core.event import AgentEvent, ReplyStartEvent
+from agent_core.formatter import OpenAIChatFormatter
 from agent_core.message import AssistantMsg, HintBlock, Msg, UserMsg
+from agent_core.model import ChatResponse, ToolChoice
 from agent_core.permission import PermissionContext, PermissionMode
 from agent_core.state import AgentState
 from agent_core.testing import ScriptedChatModel, ScriptedResponse, ScriptedToolCall
@@ -98,6 +102,66 @@ async def test_max_iters_forces_a_text_only_call() -> None:
     assert "EXCEED_MAX_ITERS" in types
     assert events[-1].finished_reason == "exceed_max_iters"  # type: ignore[union-attr]
     assert agent.state.context[-1].get_text_content() == "Giving up."
+
+
+class IgnoresToolChoice(ScriptedChatModel):
+    """A provider that calls tools even when told not to (`tool_choice: none`)."""
+
+    async def _call_api(
+        self,
+        model_name: str,
+        messages: list[Msg],
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: ToolChoice | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse | AsyncGenerator[ChatResponse, None]:
+        return await super()._call_api(model_name, messages, tools, None, **kwargs)
+
+
+async def test_tool_calls_past_max_iters_are_answered_not_run() -> None:
+    def loop_call() -> ScriptedResponse:
+        return ScriptedResponse(tool_calls=[ScriptedToolCall("counted_add", {"a": 1, "b": 1})])
+
+    model = IgnoresToolChoice([loop_call(), loop_call(), "Done."])
+    ran: list[int] = []
+
+    def counted_add(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+            a: The first.
+            b: The second.
+        """
+        ran.append(a + b)
+        return a + b
+
+    agent = Agent(
+        "bot",
+        "x",
+        model,
+        Toolkit([FunctionTool(counted_add)]),
+        state=trusted(),
+        react_config=ReActConfig(max_iters=1),
+    )
+    events = await collect(agent, UserMsg("u", "loop"))
+
+    assert events[-1].finished_reason == "exceed_max_iters"  # type: ignore[union-attr]
+    assert ran == [2]  # the forced step's call was not run
+    reply = agent.state.context[-1]
+    calls = reply.get_content_blocks("tool_call")
+    results = {r.id: r for r in reply.get_content_blocks("tool_result")}
+    assert len(calls) == 2
+    assert set(results) == {c.id for c in calls}
+    last = results[calls[-1].id]
+    assert last.state == "error"
+    assert last.output_text().startswith("Not executed: this reply reached its limit of 1 ")
+    assert fold(events) == reply
+    # The next reply's model call sees every call answered.
+    await collect(agent, UserMsg("u", "again"))
+    formatted = await OpenAIChatFormatter().format(model.calls[-1])
+    answered = {m["tool_call_id"] for m in formatted if m["role"] == "tool"}
+    called = {c["id"] for m in formatted for c in m.get("tool_calls") or []}
+    assert called == answered == {c.id for c in calls}
 
 
 async def test_retryable_errors_are_retried_then_fallback_model_answers() -> None:

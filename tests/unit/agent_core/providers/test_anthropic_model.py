@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agent_core.agent import Agent
 from agent_core.credential import AnthropicCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -34,21 +33,13 @@ from agent_core.model import (
     AnthropicChatModel,
     AnthropicMultiAgentFormatter,
     ChatResponse,
-    ToolSchema,
     collect_response,
 )
-from agent_core.permission import PermissionContext, PermissionMode
-from agent_core.state import AgentState
-from agent_core.tool import FunctionTool, Toolkit
+from tests.support.model_checks import WEATHER, weather_agent
 from tests.support.wire_server import Answer, WireServer, anthropic_error, anthropic_events, sse
 
 pytestmark = pytest.mark.integration
 
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="Weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
 HELLO = [SystemMsg("system", "You are terse."), UserMsg("user", "Héllo?")]
 CACHE_USAGE = {
     "input_tokens": 7,
@@ -361,15 +352,6 @@ def test_unknown_thinking_knobs_are_rejected() -> None:
         AnthropicChatModel.Parameters.model_validate({"reasoning_effort": "extreme"})
 
 
-def get_weather(city: str) -> str:
-    """Get the current weather for a city.
-
-    Args:
-        city: The city name.
-    """
-    return f"Sunny in {city}"
-
-
 @pytest.mark.parametrize("piece", [5, 1 << 16])
 async def test_agent_replays_signed_and_redacted_thinking_with_its_tool_use(
     server: WireServer, piece: int
@@ -388,12 +370,8 @@ async def test_agent_replays_signed_and_redacted_thinking_with_its_tool_use(
         ),
         Answer(sse(anthropic_events(text="It is sunny in Oslo."))),
     )
-    agent = Agent(
-        name="weather",
-        system_prompt="Answer weather questions.",
-        model=model(server, parameters={"thinking_enable": True, "prompt_caching": False}),
-        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
-        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
+    agent = weather_agent(
+        model(server, parameters={"thinking_enable": True, "prompt_caching": False})
     )
     events = [e async for e in agent.reply_stream(UserMsg("user", "Weather in Oslo?"))]
     await agent.model.aclose()

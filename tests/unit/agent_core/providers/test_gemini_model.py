@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agent_core.agent import Agent
 from agent_core.credential import CREDENTIAL_TYPES, GeminiCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -35,20 +34,12 @@ from agent_core.message import (
     URLSource,
     UserMsg,
 )
-from agent_core.model import ChatResponse, GeminiChatModel, ToolSchema, collect_response
+from agent_core.model import ChatResponse, GeminiChatModel, collect_response
 from agent_core.model._gemini_wire import gemini_schema
-from agent_core.permission import PermissionContext, PermissionMode
-from agent_core.state import AgentState
-from agent_core.tool import FunctionTool, Toolkit
 from tests.support.gemini_server import Call, GeminiReply, GeminiWireServer, Text, Thought
+from tests.support.model_checks import HELLO, WEATHER, chunks, weather_agent
 
 KEY = "gm-test-key"
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="Weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
-HELLO = [SystemMsg("system", "You are terse."), UserMsg("user", "Hello?")]
 
 
 @pytest.fixture
@@ -68,12 +59,6 @@ def make(server: GeminiWireServer, stream: bool = True, **kwargs: Any) -> Gemini
 async def model(server: GeminiWireServer) -> AsyncIterator[GeminiChatModel]:
     async with make(server) as m:
         yield m
-
-
-async def chunks(model: GeminiChatModel, *args: Any, **kwargs: Any) -> list[ChatResponse]:
-    result = await model(*args, **kwargs)
-    assert not isinstance(result, ChatResponse)
-    return [chunk async for chunk in result]
 
 
 async def test_stream_is_deltas_then_one_accumulated_final(
@@ -383,11 +368,8 @@ async def test_connection_cut_mid_stream(
     server: GeminiWireServer, model: GeminiChatModel, cut_after: int
 ) -> None:
     server.push(GeminiReply([Text("x" * 200)], piece=10, cut_after=cut_after))
-    result = await model(HELLO)
-    assert not isinstance(result, ChatResponse)
     with pytest.raises(ModelStreamInterruptedError):
-        async for _ in result:
-            pass
+        await chunks(model, HELLO)
 
 
 async def test_error_event_mid_stream(server: GeminiWireServer, model: GeminiChatModel) -> None:
@@ -458,15 +440,6 @@ def test_credential_is_registered_with_its_cards() -> None:
     assert card.parameter_schema["properties"]["max_tokens"]["maximum"] == 65536
 
 
-def get_weather(city: str) -> str:
-    """Get the current weather for a city.
-
-    Args:
-        city: The city name.
-    """
-    return f"Sunny in {city}"
-
-
 async def test_agent_round_trip_keeps_the_signature(server: GeminiWireServer) -> None:
     server.push(
         GeminiReply(
@@ -474,13 +447,7 @@ async def test_agent_round_trip_keeps_the_signature(server: GeminiWireServer) ->
         ),
         GeminiReply([Text("It is sunny in Oslo.")]),
     )
-    agent = Agent(
-        name="weather",
-        system_prompt="Answer weather questions.",
-        model=make(server),
-        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
-        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
-    )
+    agent = weather_agent(make(server))
     result = await agent.reply(UserMsg("user", "Weather in Oslo?"))
     await agent.model.aclose()
     assert result.get_text_content() == "It is sunny in Oslo."

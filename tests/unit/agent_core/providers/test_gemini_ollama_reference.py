@@ -18,28 +18,22 @@ Deliberate differences, normalised away before comparing:
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent_core.credential import GeminiCredential, OllamaCredential
-from agent_core.message import Msg
 from agent_core.model import (
     ChatModelBase,
     GeminiChatModel,
     OllamaChatModel,
-    ToolChoice,
-    collect_response,
 )
 from tests.support.gemini_server import GeminiWireServer, gemini_reply
 from tests.support.ollama_server import OllamaWireServer, ollama_reply
+from tests.support.reference_cases import API_KEY, case_id, load_cases, replay
 
-FIXTURE = Path(__file__).parents[3] / "reference" / "data" / "gemini_ollama.json"
-CASES: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["cases"]
-API_KEY = "test-key"
+CASES = load_cases("gemini_ollama")
 AGREEMENT_BAR = 1.0
 _SNAKE = re.compile(r"_([a-z])")
 
@@ -79,26 +73,7 @@ def _ollama_request(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "tools": [_ollama_tool(t) for t in body.get("tools") or []]}
 
 
-def _content(blocks: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for block in blocks:
-        data = block.model_dump(
-            mode="json", exclude={"created_at", "finished_at", "state", "suggested_rules"}
-        )
-        # Troupe's thinking blocks can carry a provider signature; AgentScope's cannot.
-        for extra in ("signature", "redacted_thinking_data"):
-            if data.get(extra, "") is None:
-                del data[extra]
-        if data["type"] != "tool_call" or not data["id"].startswith(("gemini_ts:", "fc-")):
-            data.pop("id", None)
-        if data["type"] == "tool_call":
-            data["input"] = json.loads(data["input"])
-        out.append(data)
-    return out
-
-
 async def _run(case: dict[str, Any]) -> dict[str, Any]:
-    messages = [Msg.model_validate(m) for m in case["messages"]]
     server: GeminiWireServer | OllamaWireServer
     model: ChatModelBase
     if case["provider"] == "gemini":
@@ -125,24 +100,14 @@ async def _run(case: dict[str, Any]) -> dict[str, Any]:
                 stream=case["stream"],
                 max_retries=0,
             )
-        choice = case.get("tool_choice")
-        if isinstance(choice, dict):
-            choice = ToolChoice.model_validate(choice)
-        final = await collect_response(await model(messages, case.get("tools"), choice))
-        (request,) = server.requests
-    usage = final.usage
-    return {
-        "content": _content(final.content),
-        "usage": None
-        if usage is None
-        else {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cache_input_tokens": usage.cache_input_tokens,
-        },
-        "request": request.body,
-        "path": request.path,
-    }
+        return await replay(
+            model,
+            server,
+            case,
+            call_id_prefixes=("gemini_ts:", "fc-"),
+            # Troupe's thinking blocks can carry a provider signature; AgentScope's cannot.
+            unset=("signature", "redacted_thinking_data"),
+        )
 
 
 def _normalised(provider: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -151,11 +116,7 @@ def _normalised(provider: str, result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "request": normalise(request)}
 
 
-def _case_id(case: dict[str, Any]) -> str:
-    return f"{case['provider']}-{case['name']}-{'stream' if case['stream'] else 'whole'}"
-
-
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 async def test_case_matches_agentscope(case: dict[str, Any]) -> None:
     ours = _normalised(case["provider"], await _run(case))
     theirs = _normalised(case["provider"], case["expected"])

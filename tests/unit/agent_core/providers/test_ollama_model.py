@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agent_core.agent import Agent
 from agent_core.credential import CREDENTIAL_TYPES, OllamaCredential
 from agent_core.errors import (
     ModelAuthError,
@@ -28,7 +27,6 @@ from agent_core.message import (
     AssistantMsg,
     Base64Source,
     DataBlock,
-    SystemMsg,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
@@ -36,18 +34,10 @@ from agent_core.message import (
     UserMsg,
 )
 from agent_core.model import ChatResponse, OllamaChatModel, ToolSchema, collect_response
-from agent_core.permission import PermissionContext, PermissionMode
-from agent_core.state import AgentState
-from agent_core.tool import FunctionTool, Toolkit
+from tests.support.model_checks import HELLO, WEATHER, chunks, weather_agent
 from tests.support.ollama_server import OllamaReply, OllamaWireServer
 
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="Weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
 CLOCK = ToolSchema(name="now", description="The time.", parameters={"type": "object"})
-HELLO = [SystemMsg("system", "You are terse."), UserMsg("user", "Hello?")]
 
 
 @pytest.fixture
@@ -67,12 +57,6 @@ def make(server: OllamaWireServer, stream: bool = True, **kwargs: Any) -> Ollama
 async def model(server: OllamaWireServer) -> AsyncIterator[OllamaChatModel]:
     async with make(server) as m:
         yield m
-
-
-async def chunks(model: OllamaChatModel, *args: Any, **kwargs: Any) -> list[ChatResponse]:
-    result = await model(*args, **kwargs)
-    assert not isinstance(result, ChatResponse)
-    return [chunk async for chunk in result]
 
 
 async def test_stream_is_deltas_then_one_accumulated_final(
@@ -276,11 +260,8 @@ async def test_connection_cut_mid_stream(
     server: OllamaWireServer, model: OllamaChatModel, cut_after: int
 ) -> None:
     server.push(OllamaReply(content="x" * 100, piece=10, cut_after=cut_after))
-    result = await model(HELLO)
-    assert not isinstance(result, ChatResponse)
     with pytest.raises(ModelStreamInterruptedError):
-        async for _ in result:
-            pass
+        await chunks(model, HELLO)
 
 
 async def test_error_line_mid_stream(server: OllamaWireServer, model: OllamaChatModel) -> None:
@@ -359,27 +340,12 @@ def test_credential_is_optional_and_registered() -> None:
     assert "application/x-thinking" in cards["qwen3:8b"].output_types
 
 
-def get_weather(city: str) -> str:
-    """Get the current weather for a city.
-
-    Args:
-        city: The city name.
-    """
-    return f"Sunny in {city}"
-
-
 async def test_agent_round_trip(server: OllamaWireServer) -> None:
     server.push(
         OllamaReply(thinking="Look it up.", tool_calls=[("get_weather", {"city": "Oslo"})]),
         OllamaReply(content="It is sunny in Oslo."),
     )
-    agent = Agent(
-        name="weather",
-        system_prompt="Answer weather questions.",
-        model=make(server),
-        toolkit=Toolkit(tools=[FunctionTool(get_weather)]),
-        state=AgentState(permission_context=PermissionContext(mode=PermissionMode.BYPASS)),
-    )
+    agent = weather_agent(make(server))
     result = await agent.reply(UserMsg("user", "Weather in Oslo?"))
     await agent.model.aclose()
     assert result.get_text_content() == "It is sunny in Oslo."

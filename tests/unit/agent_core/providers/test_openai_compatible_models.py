@@ -32,20 +32,15 @@ from agent_core.model import (
     DeepSeekChatModel,
     MoonshotChatModel,
     OpenAIResponseModel,
-    ToolSchema,
     XAIChatModel,
     collect_response,
 )
+from tests.support.model_checks import WEATHER
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
 from tests.support.wire_server import Answer, WireServer, responses_events, sse
 
 pytestmark = pytest.mark.integration
 
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="Weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-)
 HELLO = [SystemMsg("system", "Be terse."), UserMsg("user", "Hello?")]
 
 

@@ -27,8 +27,6 @@ Deliberate differences, normalised away before comparing:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,7 +38,6 @@ from agent_core.credential import (
     MoonshotCredential,
     OpenAICredential,
 )
-from agent_core.message import Msg
 from agent_core.model import (
     AnthropicChatModel,
     ChatModelBase,
@@ -49,17 +46,14 @@ from agent_core.model import (
     MoonshotChatModel,
     OpenAIChatModel,
     OpenAIResponseModel,
-    ToolChoice,
-    collect_response,
 )
 from tests.support.openai_server import OpenAIWireServer
+from tests.support.reference_cases import API_KEY, case_id, load_cases, replay
 from tests.support.wire_server import Answer, WireServer, scripted_answer
 
 pytestmark = pytest.mark.integration
 
-FIXTURE = Path(__file__).parents[3] / "reference" / "data" / "providers.json"
-CASES: list[dict[str, Any]] = json.loads(FIXTURE.read_text())["cases"]
-API_KEY = "test-key"
+CASES = load_cases("providers")
 
 _CLASSES: dict[str, tuple[type[ChatModelBase], Any]] = {
     "anthropic": (AnthropicChatModel, AnthropicCredential),
@@ -90,48 +84,15 @@ def _model(provider: str, root: str, case: dict[str, Any]) -> ChatModelBase:
     )
 
 
-def _content(blocks: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for block in blocks:
-        data = block.model_dump(
-            mode="json", exclude={"created_at", "finished_at", "state", "suggested_rules"}
-        )
-        if data["type"] != "tool_call":
-            data.pop("id", None)
-        if data["type"] == "tool_call":
-            data["input"] = json.loads(data["input"])
-        out.append(data)
-    return out
-
-
 async def _run(case: dict[str, Any]) -> dict[str, Any]:
     provider = case["provider"]
-    messages = [Msg.model_validate(m) for m in case["messages"]]
     answer = scripted_answer(provider, case.get("reply", {}), case["stream"])
     server: WireServer | OpenAIWireServer
     server = WireServer() if isinstance(answer, Answer) else OpenAIWireServer()
     with server:
         server.push(answer)
         model = _model(provider, server.base_url.removesuffix("/v1"), case)
-        choice = case.get("tool_choice")
-        tool_choice = ToolChoice(mode=choice) if choice else None
-        async with model:
-            final = await collect_response(await model(messages, case.get("tools"), tool_choice))
-        (request,) = server.requests
-    usage = final.usage
-    return {
-        "content": _content(final.content),
-        "usage": None
-        if usage is None
-        else {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cache_input_tokens": usage.cache_input_tokens,
-            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        },
-        "request": request.body,
-        "path": request.path,
-    }
+        return await replay(model, server, case, usage_extras=("cache_creation_input_tokens",))
 
 
 def _uncached(value: Any) -> Any:
@@ -204,11 +165,7 @@ def _normalised(provider: str, result: dict[str, Any], theirs: bool = False) -> 
     return {**result, "request": request}
 
 
-def _case_id(case: dict[str, Any]) -> str:
-    return f"{case['provider']}-{case['name']}-{'stream' if case['stream'] else 'whole'}"
-
-
-@pytest.mark.parametrize("case", CASES, ids=_case_id)
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 async def test_case_matches_agentscope(case: dict[str, Any]) -> None:
     ours = _normalised(case["provider"], await _run(case))
     theirs = _normalised(case["provider"], case["expected"], theirs=True)

@@ -23,15 +23,15 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from actors.keys import Keys
-from actors.mailbox import InboxBackgroundSink
-from actors.records import AgentData, AgentRecord, ChatModelConfig, InviteConfig, TeamRole
-from actors.schedule_tools import ScheduleContext, schedule_group
-from actors.storage import RedisStorage
-from actors.team import SubAgentTemplate, TeamStore, template_registry
-from actors.team_invite import AgentInvite
-from actors.team_tools import AgentCreate, TeamContext, TeamCreate, TeamDelete, TeamSay
-from actors.toolbox import ToolStop
+from actors.bus.keys import Keys
+from actors.schedules.tools import ScheduleContext, schedule_group
+from actors.sessions.hints import InboxBackgroundSink
+from actors.sessions.toolkit import ToolStop
+from actors.storage.records import AgentData, AgentRecord, ChatModelConfig, InviteConfig, TeamRole
+from actors.storage.redis_storage import RedisStorage
+from actors.teams.invite import AgentInvite
+from actors.teams.store import SubAgentTemplate, TeamStore, template_registry
+from actors.teams.tools import AgentCreate, TeamContext, TeamCreate, TeamDelete, TeamSay
 from agent_core.skill import Skill
 from agent_core.tool import (
     Bash,

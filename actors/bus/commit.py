@@ -1,0 +1,148 @@
+"""The one atomic write of a session's owner: state, transcript, inbox, event log, run marker.
+
+A Lua script does it all or nothing, after checking the owner's fencing token. A write that
+belongs to a reply carries a sequence number stored in the run marker, so a write retried after
+a lost connection (it may have been applied) is applied once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from actors.bus.keys import Keys
+from actors.errors import SessionFenced
+from agent_core.message import Msg
+
+# KEYS: lease, events, run, state, messages, message index, inbox
+# ARGV: fence, op, reply id, seq, log cap, state JSON ('' = keep), [[msg id, msg JSON]...],
+#       [inbox ids], [event JSON...], [item ids the reply consumed] (begin)
+_COMMIT = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
+local op, reply_id, seq = ARGV[2], ARGV[3], tonumber(ARGV[4])
+if op ~= 'turn' then
+  local running = redis.call('HGET', KEYS[3], 'reply_id')
+  if op == 'begin' then
+    if running == reply_id then return {'dup', redis.call('HGET', KEYS[3], 'last') or ''} end
+    if running then return redis.error_reply('RUNNING ' .. running) end
+  else
+    if running ~= reply_id then return {'dup', ''} end
+    if tonumber(redis.call('HGET', KEYS[3], 'seq') or '-1') >= seq then
+      return {'dup', redis.call('HGET', KEYS[3], 'last') or ''}
+    end
+  end
+end
+if op == 'begin' then
+  local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  local cursor = '0'
+  if newest[1] then cursor = newest[1][1] end
+  redis.call('HSET', KEYS[3], 'reply_id', reply_id, 'cursor', cursor, 'items', ARGV[10])
+end
+if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
+for _, m in ipairs(cjson.decode(ARGV[7])) do
+  local position = redis.call('HGET', KEYS[6], m[1])
+  if position then
+    redis.call('LSET', KEYS[5], tonumber(position), m[2])
+  else
+    local length = redis.call('RPUSH', KEYS[5], m[2])
+    redis.call('HSET', KEYS[6], m[1], length - 1)
+  end
+end
+local ids = cjson.decode(ARGV[8])
+if #ids > 0 then redis.call('XDEL', KEYS[7], unpack(ids)) end
+local last = ''
+for _, e in ipairs(cjson.decode(ARGV[9])) do
+  last = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', e)
+end
+if op == 'close' then
+  redis.call('DEL', KEYS[3])
+elseif op ~= 'turn' then
+  redis.call('HSET', KEYS[3], 'seq', seq, 'last', last)
+  if op ~= 'append' then redis.call('HSET', KEYS[3], 'checkpoint', last) end
+end
+return {'ok', last}
+"""
+
+
+class Op(StrEnum):
+    """What a commit does to the run marker."""
+
+    TURN = "turn"
+    """No reply involved: state, transcript and inbox only."""
+    BEGIN = "begin"
+    """Set the marker of a new run (fails if another reply runs)."""
+    APPEND = "append"
+    """Events of the running reply."""
+    CHECKPOINT = "checkpoint"
+    """Events and the state they lead to; the marker remembers the last event as checkpoint."""
+    CLOSE = "close"
+    """The run ends (reply ended or parked): the marker is deleted."""
+
+
+@dataclass
+class Commit:
+    """One atomic write. Empty fields leave their part untouched."""
+
+    op: Op
+    reply_id: str = ""
+    seq: int = 0
+    state: str = ""
+    messages: list[Msg] = field(default_factory=list)
+    inbox_ids: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+
+
+class Committer:
+    """Runs `Commit`s of one deployment's sessions."""
+
+    def __init__(self, redis: Redis, keys: Keys, event_log_maxlen: int) -> None:
+        self._keys = keys
+        self._maxlen = event_log_maxlen
+        self._script = redis.register_script(_COMMIT)
+
+    async def commit(self, session_id: str, fence: int, commit: Commit) -> tuple[bool, str]:
+        """Apply `commit`; return (applied, id of the last event appended or found).
+
+        `applied` is False when the write was applied before (a retry) or its run has closed.
+
+        Raises:
+            SessionFenced: `fence` is not the session's current lease.
+        """
+        keys = self._keys
+        redis_keys = [
+            keys.lease(session_id),
+            keys.events(session_id),
+            keys.run(session_id),
+            keys.state(session_id),
+            keys.messages(session_id),
+            keys.message_index(session_id),
+            keys.inbox(session_id),
+        ]
+        args = [
+            fence,
+            commit.op.value,
+            commit.reply_id,
+            commit.seq,
+            self._maxlen,
+            commit.state,
+            json.dumps([[m.id, m.model_dump_json()] for m in commit.messages]),
+            json.dumps(commit.inbox_ids),
+            json.dumps(commit.events),
+            json.dumps(commit.items),
+        ]
+        try:
+            status, last = await self._script(keys=redis_keys, args=args)
+        except ResponseError as exc:
+            if "FENCED" in str(exc):
+                raise SessionFenced(f"stale owner of session {session_id}") from exc
+            raise
+        return _text(status) == "ok", _text(last)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

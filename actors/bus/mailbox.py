@@ -1,0 +1,105 @@
+"""The mailbox path: `deliver` = append to the session's inbox, then wake its owner."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from actors.bus.items import InboxItem
+from actors.bus.message_bus import RedisMessageBus
+from actors.errors import SessionUnavailable
+from actors.ops.metrics import delivered
+from actors.ops.tracing import stamped
+
+log = logging.getLogger(__name__)
+
+
+class SessionDispatcher(Protocol):
+    """Reaches the owner of a session (activating it when needed)."""
+
+    async def wake(self, session_id: str) -> None:
+        """Activate the session's owner if needed and make it drain its inbox.
+
+        Raises:
+            SessionUnavailable: the owner could not be reached.
+        """
+        ...
+
+    async def wake_many(self, session_ids: list[str]) -> None:
+        """`wake` each session, in as few round trips as the dispatcher can.
+
+        Raises:
+            SessionUnavailable: an owner could not be reached.
+        """
+        ...
+
+    async def interrupt(self, session_id: str) -> bool:
+        """Interrupt the session's running reply; return whether one was running."""
+        ...
+
+    async def stop(self, session_id: str) -> None:
+        """Stop the session's owner if it is live (the session is being deleted)."""
+        ...
+
+    async def maintain(self) -> None:
+        """Periodic upkeep (placement after cluster changes); called by the sweeper."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the dispatcher holds."""
+        ...
+
+    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
+        """Checks of the components reaching sessions relies on, by name (for `/health`).
+
+        Each returns a status text (`ok ...`) or raises when its component is down.
+        """
+        ...
+
+
+class Mailbox:
+    """Delivers items to sessions: the inbox is the truth, the wake is the fast path."""
+
+    def __init__(self, bus: RedisMessageBus, dispatcher: SessionDispatcher) -> None:
+        self.bus = bus
+        self.dispatcher = dispatcher
+
+    async def deliver(self, session_id: str, item: InboxItem) -> None:
+        """Append `item` to the session's inbox, then wake the session.
+
+        A failed wake is not an error for the sender: the item is durable and the sweeper
+        re-wakes sessions whose inbox holds items. The item carries the sender's trace context
+        (`actors.ops.tracing`), so the reply handling it continues the sender's trace.
+
+        Raises:
+            InboxFull: the inbox is at its bound; the item was not accepted.
+        """
+        await self.bus.put(session_id, stamped(item))
+        delivered(item.type)
+        try:
+            await self.dispatcher.wake(session_id)
+        except SessionUnavailable:
+            log.warning("session %s not reachable now; the sweeper will wake it", session_id)
+
+    async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
+        """Deliver items to many sessions: one pipelined write, then one batch of wakes.
+
+        Returns the sessions whose inbox was full (their item was not accepted); the others
+        were delivered and woken as `deliver` does.
+        """
+        full = await self.bus.put_many(deliveries)
+        accepted = [sid for sid, _ in deliveries if sid not in full]
+        try:
+            await self.dispatcher.wake_many(accepted)
+        except SessionUnavailable:
+            log.warning(
+                "%d session(s) not reachable now; the sweeper will wake them", len(accepted)
+            )
+        return full
+
+    async def sweep(self) -> int:
+        """Wake every session whose inbox may hold items; return how many were woken."""
+        sessions = await self.bus.sessions_with_inbox()
+        await self.dispatcher.wake_many(sessions)
+        return len(sessions)

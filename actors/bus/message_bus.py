@@ -1,0 +1,296 @@
+"""`RedisMessageBus`: per-session inboxes (durable mailboxes) and event logs on Redis Streams.
+
+Writes of a session's owner carry its fencing token (the lease generation taken on
+activation); a write with a stale token fails with `SessionFenced`, so an owner that was
+replaced (a zombie after a crash or partition) can never append to the log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from actors.bus.items import InboxItem, UnreadableItem, read_item
+from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
+from actors.bus.redis_connect import RedisOwner
+from actors.errors import InboxFull, SessionFenced
+from agent_core.event import AgentEvent, event_to_json
+
+# Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD.
+_DELIVER = """
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return '' end
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
+local id = redis.call('XADD', KEYS[1], '*', 'i', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[4])
+return id
+"""
+
+_FENCE = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end\n"
+
+_APPEND = (
+    _FENCE
+    + """
+return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
+"""
+)
+
+_MARK_RUNNING = (
+    _FENCE
+    + """
+local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+local cursor = '0'
+if newest[1] then cursor = newest[1][1] end
+redis.call('HSET', KEYS[3], 'reply_id', ARGV[2], 'cursor', cursor, 'items', ARGV[3])
+return cursor
+"""
+)
+
+_CLEAR_RUNNING = _FENCE + "return redis.call('DEL', KEYS[2])\n"
+
+# Forget an inbox in the sweeper's set only when it is really empty.
+_FORGET_IF_EMPTY = """
+if redis.call('XLEN', KEYS[1]) == 0 then return redis.call('SREM', KEYS[2], ARGV[1]) end
+return 0
+"""
+
+
+DEFAULT_INBOX_MAXLEN = 1_000
+"""Most unconsumed items one inbox holds, unless configured."""
+DEFAULT_EVENT_LOG_MAXLEN = 10_000
+"""Approximate cap of one event log, unless configured."""
+
+
+@dataclass(frozen=True)
+class RunMarker:
+    """The reply in progress: its id, the log cursor before it, the inbox items it consumes.
+
+    `checkpoint` is the last event the saved state includes ("" = none after `cursor`) and
+    `seq` the number of the run's last write (-1: none yet).
+    """
+
+    reply_id: str
+    cursor: str
+    item_ids: list[str]
+    checkpoint: str = ""
+    seq: int = -1
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisMessageBus(RedisOwner):
+    """Inboxes and event logs of sessions, keyed by session id.
+
+    `RedisMessageBus(host=..., port=...)`, as the spec builds it, opens its own client and
+    uses the default key prefix and caps; `create_app(message_bus=...)` reads its `url`.
+    """
+
+    def __init__(
+        self,
+        redis: Redis | None = None,
+        keys: Keys | None = None,
+        inbox_maxlen: int = DEFAULT_INBOX_MAXLEN,
+        event_log_maxlen: int = DEFAULT_EVENT_LOG_MAXLEN,
+        *,
+        host: str = "localhost",
+        port: int = 6379,
+        db: int = 0,
+        password: str | None = None,
+    ) -> None:
+        """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
+
+        Args:
+            redis: An open client; None opens one from `host`, `port`, `db` and `password`.
+            keys: The deployment's key layout (default: the default prefix).
+            inbox_maxlen: Most unconsumed items one inbox holds.
+            event_log_maxlen: Approximate cap of each session's event log.
+            host: Redis host, when `redis` is None.
+            port: Redis port, when `redis` is None.
+            db: Redis database index, when `redis` is None.
+            password: Redis password, when `redis` is None.
+        """
+        super().__init__(redis, host, port, db, password)
+        self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
+        self.inbox_maxlen = inbox_maxlen
+        self.event_log_maxlen = event_log_maxlen
+        self._deliver = self.redis.register_script(_DELIVER)
+        self._append = self.redis.register_script(_APPEND)
+        self._mark_running = self.redis.register_script(_MARK_RUNNING)
+        self._clear_running = self.redis.register_script(_CLEAR_RUNNING)
+        self._forget_if_empty = self.redis.register_script(_FORGET_IF_EMPTY)
+
+    async def _fenced(self, script: object, keys: list[str], args: list[object]) -> object:
+        try:
+            return await script(keys=keys, args=args)  # type: ignore[operator]
+        except ResponseError as exc:
+            if "FENCED" in str(exc):
+                raise SessionFenced(f"stale owner of {keys[0]}") from exc
+            raise
+
+    # inbox
+    async def put(self, session_id: str, item: InboxItem) -> str | None:
+        """Append `item` to the session's inbox; return its stream id (None if a duplicate).
+
+        Raises:
+            InboxFull: the inbox holds `inbox_maxlen` unconsumed items.
+        """
+        keys = [
+            self.keys.inbox(session_id),
+            self.keys.inbox_seen(session_id),
+            self.keys.inboxes(),
+        ]
+        args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+        result = await self._deliver(keys=keys, args=args)
+        if result is None:
+            raise InboxFull(
+                f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
+            )
+        return _text(result) or None
+
+    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
+        """`put` many items in one pipelined round trip; return the sessions whose inbox was full.
+
+        Duplicates are no-ops, as with `put`; a full inbox refuses only its own item.
+        """
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for session_id, item in deliveries:
+                keys = [
+                    self.keys.inbox(session_id),
+                    self.keys.inbox_seen(session_id),
+                    self.keys.inboxes(),
+                ]
+                args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+                await self._deliver(keys=keys, args=args, client=pipe)
+            results = await pipe.execute()
+        return [sid for (sid, _), result in zip(deliveries, results, strict=True) if result is None]
+
+    async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
+        """Return the unconsumed inbox items that can be read, oldest first.
+
+        Entries that cannot be read are left out (`entries` shows them; the session's owner
+        sets them aside).
+        """
+        return [
+            (eid, item)
+            for eid, item in await self.entries(session_id)
+            if not isinstance(item, UnreadableItem)
+        ]
+
+    async def entries(self, session_id: str) -> list[tuple[str, InboxItem | UnreadableItem]]:
+        """Return every unconsumed inbox entry, oldest first, readable or not."""
+        entries = await self.redis.xrange(self.keys.inbox(session_id), "-", "+")
+        return [(_text(eid), read_item(fields.get(b"i", b""))) for eid, fields in entries]
+
+    async def inbox_depth(self, session_id: str) -> int:
+        """Return how many items wait in the session's inbox (the reply in progress included)."""
+        return int(await self.redis.xlen(self.keys.inbox(session_id)))
+
+    async def sessions_with_inbox(self) -> list[str]:
+        """Sessions whose inbox may hold items (the sweeper re-wakes them)."""
+        return [_text(s) for s in await self.redis.smembers(self.keys.inboxes())]
+
+    async def forget_inbox_if_empty(self, session_id: str) -> None:
+        """Drop the session from the sweeper's set if its inbox is empty."""
+        keys = [self.keys.inbox(session_id), self.keys.inboxes()]
+        await self._forget_if_empty(keys=keys, args=[session_id])
+
+    # ownership
+    async def acquire_lease(self, session_id: str) -> int:
+        """Become the session's owner: return a fencing token newer than any before."""
+        return int(await self.redis.incr(self.keys.lease(session_id)))
+
+    async def activated(self, session_id: str) -> bool:
+        """Whether the session has ever had an owner (a lease was taken)."""
+        return bool(await self.redis.exists(self.keys.lease(session_id)))
+
+    # event log
+    async def append_event(self, session_id: str, event: AgentEvent, fence: int) -> str:
+        """Append an event to the session's log; return its stream id (the SSE `id:`).
+
+        Raises:
+            SessionFenced: `fence` is not the session's current lease.
+        """
+        keys = [self.keys.lease(session_id), self.keys.events(session_id)]
+        args = [fence, self.event_log_maxlen, event_to_json(event)]
+        return _text(await self._fenced(self._append, keys, args))  # type: ignore[arg-type]
+
+    async def append_service_event(self, session_id: str, event: AgentEvent) -> str:
+        """Append a service-level event (e.g. `CUSTOM session_updated`) from outside the owner."""
+        eid = await self.redis.xadd(
+            self.keys.events(session_id),
+            {"e": event_to_json(event)},
+            maxlen=self.event_log_maxlen,
+            approximate=True,
+        )
+        return _text(eid)
+
+    async def read_events(
+        self, session_id: str, after: str, block_ms: int | None = None, count: int = 500
+    ) -> list[tuple[str, str]]:
+        """Return up to `count` (id, event JSON) pairs after `after` ("0" = from the start).
+
+        With `block_ms`, wait up to that long for new events when there are none.
+        """
+        key = self.keys.events(session_id)
+        if block_ms is None:
+            start = f"({after}" if after != "0" else "-"
+            entries = await self.redis.xrange(key, start, "+", count=count)
+        else:
+            reply = await self.redis.xread({key: after}, count=count, block=block_ms)
+            entries = reply[0][1] if reply else []
+        return [(_text(eid), _text(fields[b"e"])) for eid, fields in entries]
+
+    # the reply in progress
+    async def mark_running(
+        self, session_id: str, reply_id: str, item_ids: list[str], fence: int
+    ) -> None:
+        """Record the reply about to start; call it before appending the reply's first event.
+
+        The stored cursor is the log's newest id before the reply, so reading after it replays
+        the whole reply; `item_ids` are the inbox items the reply consumes.
+        """
+        keys = [
+            self.keys.lease(session_id),
+            self.keys.events(session_id),
+            self.keys.run(session_id),
+        ]
+        await self._fenced(self._mark_running, keys, [fence, reply_id, json.dumps(item_ids)])
+
+    async def clear_running(self, session_id: str, fence: int) -> None:
+        """Forget the reply in progress (after its last event is appended)."""
+        keys = [self.keys.lease(session_id), self.keys.run(session_id)]
+        await self._fenced(self._clear_running, keys, [fence])
+
+    async def running(self, session_id: str) -> RunMarker | None:
+        """Return the reply in progress, or None when idle."""
+        raw = await self.redis.hgetall(self.keys.run(session_id))
+        if not raw:
+            return None
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        return RunMarker(
+            fields["reply_id"],
+            fields["cursor"],
+            json.loads(fields["items"]),
+            fields.get("checkpoint", ""),
+            int(fields.get("seq", -1)),
+        )
+
+    async def cursor_snapshot(self, session_id: str) -> tuple[bool, str]:
+        """Return (is_running, cursor): reading the log after `cursor` misses nothing.
+
+        While a reply runs the cursor sits just before its first event; otherwise it is the
+        newest event. Both are read in one transaction, so a reply that starts concurrently
+        is either fully after the cursor or reported as running.
+        """
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hget(self.keys.run(session_id), "cursor")
+            pipe.xrevrange(self.keys.events(session_id), "+", "-", count=1)
+            run_cursor, newest = await pipe.execute()
+        if run_cursor is not None:
+            return True, _text(run_cursor)
+        return False, _text(newest[0][0]) if newest else "0"

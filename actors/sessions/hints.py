@@ -1,0 +1,158 @@
+"""The agent's ports onto the session's inbox: hints in, background-tool completions out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any
+
+from actors.bus.items import HintItem
+from actors.bus.message_bus import RedisMessageBus
+from actors.bus.outage import OUTAGE_ERRORS
+from agent_core.message import HintBlock, ToolCallBlock, ToolResultState
+from agent_core.tool.base import ToolChunk
+
+log = logging.getLogger(__name__)
+
+
+class InboxHints:
+    """`HintSource` over a session's inbox: hint items not yet injected into the reply.
+
+    Chat items stay in the inbox for the next reply. The ids of injected items are collected
+    in `consumed`, so the reply's commit acknowledges them.
+    """
+
+    def __init__(self, bus: RedisMessageBus, session_id: str) -> None:
+        self._bus = bus
+        self._session_id = session_id
+        self.consumed: list[str] = []
+
+    def take(self, item_ids: list[str]) -> None:
+        """Count items consumed by the reply's input as consumed."""
+        self.consumed.extend(item_ids)
+
+    async def drain(self) -> list[HintBlock]:
+        """Return the hint items that arrived since the last call (none while Redis is down)."""
+        hints: list[HintBlock] = []
+        try:
+            pending = await self._bus.pending(self._session_id)
+        except OUTAGE_ERRORS:
+            return hints  # they stay in the inbox: a later step takes them
+        for stream_id, item in pending:
+            if isinstance(item, HintItem) and stream_id not in self.consumed:
+                self.consumed.append(stream_id)
+                hints.append(item.block())
+        return hints
+
+
+def completion_hint(call: ToolCallBlock, text: str, state: ToolResultState) -> HintItem:
+    """The hint that tells the agent a background tool call finished."""
+    verb = "has completed" if state is ToolResultState.SUCCESS else f"ended ({state.value})"
+    return HintItem(
+        item_id=f"bg-{call.id}",
+        hint=(
+            f"<system-notification>Tool '{call.name}' running in background (id={call.id}) "
+            f"{verb}.\n\nResult:\n\n{text}\n</system-notification>"
+        ),
+        source=json.dumps({"label": "tool_output", "sublabel": f"{call.name} · {call.id}"}),
+    )
+
+
+class InboxBackgroundSink:
+    """`BackgroundSink` that finishes adopted tool calls and delivers their results as hints.
+
+    Delivery goes through `deliver` (the runtime's mailbox path), so the completion wakes the
+    session if it is idle. A call is known by its tool call id (the id the model reads in the
+    placeholder result), by which `stop` cancels it; a stopped call delivers nothing.
+    """
+
+    def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
+        self._deliver = deliver
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.hand_over: Callable[[ToolCallBlock], Awaitable[bool]] | None = None
+        """Offers an adopted call to whoever runs it (its workspace) before finishing it here."""
+        self.stop_handed: Callable[[str], Coroutine[Any, Any, bool]] | None = None
+        """Stops a call that was handed over (it then delivers nothing)."""
+        self._handed: set[str] = set()
+        self._stopping: set[asyncio.Task[bool]] = set()
+
+    def adopt(
+        self,
+        call: ToolCallBlock,
+        next_chunk: asyncio.Future[ToolChunk],
+        rest: AsyncIterator[ToolChunk],
+    ) -> None:
+        """Finish `call` in a task owned by the sink."""
+        task = asyncio.get_running_loop().create_task(self._finish(call, next_chunk, rest))
+        self._tasks[call.id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(call.id, None))
+
+    def stop(self, call_id: str) -> bool:
+        """Cancel the background call `call_id`; False when no such call is running."""
+        if call_id in self._handed and self.stop_handed is not None:
+            self._handed.discard(call_id)
+            stopping = asyncio.get_running_loop().create_task(self.stop_handed(call_id))
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+            return True
+        task = self._tasks.pop(call_id, None)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    @property
+    def running(self) -> list[str]:
+        """The ids of the calls running in the background (here or handed over)."""
+        return [*self._tasks, *sorted(self._handed)]
+
+    async def _finish(
+        self,
+        call: ToolCallBlock,
+        next_chunk: asyncio.Future[ToolChunk],
+        rest: AsyncIterator[ToolChunk],
+    ) -> None:
+        if self.hand_over is not None:
+            try:
+                taken = await self.hand_over(call)
+            except Exception:
+                log.warning("handing %s over to its workspace failed", call.id, exc_info=True)
+                taken = False
+            if taken:
+                # The workspace delivers the result; stop reading (this does not cancel it).
+                self._handed.add(call.id)
+                next_chunk.cancel()
+                await asyncio.gather(next_chunk, return_exceptions=True)
+                return
+        parts: list[str] = []
+        state = ToolResultState.SUCCESS
+        try:
+            chunks = [await next_chunk]
+            chunks += [chunk async for chunk in rest]
+            for chunk in chunks:
+                parts += [b.text for b in chunk.content if b.type == "text"]
+                if chunk.state is not ToolResultState.RUNNING:
+                    state = chunk.state
+        except StopAsyncIteration:
+            pass
+        except Exception as exc:  # the failure is the result the agent must hear about
+            parts.append(f"{type(exc).__name__}: {exc}")
+            state = ToolResultState.ERROR
+        try:
+            await self._deliver(completion_hint(call, "".join(parts), state))
+        except Exception:
+            log.exception("could not deliver the background result of %s", call.id)
+
+    @property
+    def active(self) -> bool:
+        """Whether a tool call is still running in the background."""
+        return bool(self._tasks)
+
+    async def aclose(self) -> None:
+        """Cancel calls still running in the background."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,440 @@
+"""`RedisStorage`: records (agents, credentials, sessions), session state and transcripts."""
+
+from __future__ import annotations
+
+import time
+from typing import TypeVar
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from actors.bus.commit import Commit, Committer, Op
+from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
+from actors.bus.redis_connect import RedisOwner
+from actors.errors import (
+    AgentNotFound,
+    CredentialNotFound,
+    InvalidRequest,
+    NotFound,
+    SessionNotFound,
+)
+from actors.storage.crypto import SecretBox
+from actors.storage.records import (
+    AgentData,
+    AgentRecord,
+    CredentialRecord,
+    SessionConfig,
+    SessionRecord,
+    TeamMembership,
+)
+from agent_core._ids import now_iso
+from agent_core.credential import Credential
+from agent_core.message import Msg
+from agent_core.state import AgentState
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class RedisStorage(RedisOwner):
+    """Typed access to Troupe's records in Redis, every read scoped by user id.
+
+    Credentials' secret fields are encrypted with `secret_key` (see `actors.storage.crypto`).
+    `RedisStorage(host=..., port=...)`, as the spec builds it, opens its own client (closed
+    by `aclose()` or leaving `async with`) and uses the default key prefix; its `url` is what
+    `create_app(storage=...)` connects every process to.
+
+    Raises:
+        SecretKeyError: `secret_key` is malformed.
+    """
+
+    def __init__(
+        self,
+        redis: Redis | None = None,
+        keys: Keys | None = None,
+        secret_key: str | None = None,
+        *,
+        host: str = "localhost",
+        port: int = 6379,
+        db: int = 0,
+        password: str | None = None,
+    ) -> None:
+        """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
+
+        Args:
+            redis: An open client; None opens one from `host`, `port`, `db` and `password`.
+            keys: The deployment's key layout (default: the default prefix).
+            secret_key: Encrypts credentials' secrets (default: the deployment's generated key).
+            host: Redis host, when `redis` is None.
+            port: Redis port, when `redis` is None.
+            db: Redis database index, when `redis` is None.
+            password: Redis password, when `redis` is None.
+        """
+        super().__init__(redis, host, port, db, password)
+        self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
+        self.secret_key = secret_key
+        self._box = SecretBox(secret_key) if secret_key else None
+        self._committer = Committer(self.redis, self.keys, event_log_maxlen=0)
+
+    async def secrets(self) -> SecretBox:
+        """The deployment's `SecretBox` (its generated key is fetched on first use)."""
+        if self._box is None:
+            self._box = await SecretBox.for_deployment(self.redis, self.keys, self.secret_key)
+        return self._box
+
+    async def _put(
+        self, key: str, user_id: str, kind: str, record: BaseModel, score: float
+    ) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(key, record.model_dump_json())
+            pipe.zadd(self.keys.user_index(user_id, kind), {record.id: score})  # type: ignore[attr-defined]
+            await pipe.execute()
+
+    async def _get(
+        self, key: str, model: type[R], user_id: str, missing: type[NotFound], record_id: str
+    ) -> R:
+        raw = await self.redis.get(key)
+        if raw is None:
+            raise missing(record_id)
+        record = model.model_validate_json(raw)
+        if getattr(record, "user_id", None) != user_id:
+            raise missing(record_id)  # another user's record does not exist for this caller
+        return record
+
+    async def _list(self, user_id: str, kind: str, key_of: str, model: type[R]) -> list[R]:
+        ids = await self.redis.zrange(self.keys.user_index(user_id, kind), 0, -1)
+        if not ids:
+            return []
+        raws = await self.redis.mget([getattr(self.keys, key_of)(i.decode()) for i in ids])
+        return [model.model_validate_json(raw) for raw in raws if raw is not None]
+
+    async def _replace(
+        self, key: str, record: BaseModel, missing: type[NotFound], record_id: str
+    ) -> None:
+        # XX: a record deleted meanwhile stays deleted instead of coming back.
+        if not await self.redis.set(key, record.model_dump_json(), xx=True):
+            raise missing(record_id)
+
+    async def _delete(self, key: str, user_id: str, kind: str, record_id: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(key)
+            pipe.zrem(self.keys.user_index(user_id, kind), record_id)
+            await pipe.execute()
+
+    # agents
+    async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:
+        """Store a new agent."""
+        record = AgentRecord(user_id=user_id, data=data)
+        await self._put(self.keys.agent(record.id), user_id, "agents", record, _score())
+        return record
+
+    async def get_agent(self, user_id: str, agent_id: str) -> AgentRecord:
+        """Return one of the user's agents.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        return await self._get(
+            self.keys.agent(agent_id), AgentRecord, user_id, AgentNotFound, agent_id
+        )
+
+    async def list_agents(self, user_id: str) -> list[AgentRecord]:
+        """Return the user's agents, oldest first."""
+        return await self._list(user_id, "agents", "agent", AgentRecord)
+
+    async def update_agent(self, user_id: str, agent_id: str, data: AgentData) -> AgentRecord:
+        """Replace the data of one of the user's agents.
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        record = await self.get_agent(user_id, agent_id)
+        record = record.model_copy(update={"data": data, "updated_at": now_iso()})
+        await self._replace(self.keys.agent(agent_id), record, AgentNotFound, agent_id)
+        return record
+
+    async def delete_agent(self, user_id: str, agent_id: str) -> None:
+        """Delete one of the user's agents (its sessions are the caller's to delete).
+
+        Raises:
+            AgentNotFound: no such agent for this user.
+        """
+        await self.get_agent(user_id, agent_id)
+        await self._delete(self.keys.agent(agent_id), user_id, "agents", agent_id)
+
+    # credentials
+    async def create_credential(self, user_id: str, data: Credential) -> CredentialRecord:
+        """Store a new credential, its secrets encrypted."""
+        record = CredentialRecord(user_id=user_id, data=data)
+        sealed = await self._sealed(record)
+        await self._put(self.keys.credential(record.id), user_id, "credentials", sealed, _score())
+        return record
+
+    async def _sealed(self, record: CredentialRecord) -> CredentialRecord:
+        box = await self.secrets()
+        return record.model_copy(update={"data": box.seal(record.data)})
+
+    async def _opened(self, record: CredentialRecord) -> CredentialRecord:
+        box = await self.secrets()
+        return record.model_copy(update={"data": box.open(record.data)})
+
+    async def get_credential(self, user_id: str, credential_id: str) -> CredentialRecord:
+        """Return one of the user's credentials.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+            SecretKeyError: its secrets cannot be decrypted with the configured key.
+        """
+        record = await self._get(
+            self.keys.credential(credential_id),
+            CredentialRecord,
+            user_id,
+            CredentialNotFound,
+            credential_id,
+        )
+        return await self._opened(record)
+
+    async def list_credentials(self, user_id: str) -> list[CredentialRecord]:
+        """Return the user's credentials, oldest first.
+
+        Raises:
+            SecretKeyError: secrets cannot be decrypted with the configured key.
+        """
+        records = await self._list(user_id, "credentials", "credential", CredentialRecord)
+        return [await self._opened(record) for record in records]
+
+    async def update_credential(
+        self, user_id: str, credential_id: str, data: Credential
+    ) -> CredentialRecord:
+        """Replace the data of one of the user's credentials, its secrets encrypted.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        key = self.keys.credential(credential_id)
+        record = await self._get(key, CredentialRecord, user_id, CredentialNotFound, credential_id)
+        record = record.model_copy(update={"data": data, "updated_at": now_iso()})
+        await self._replace(key, await self._sealed(record), CredentialNotFound, credential_id)
+        return record
+
+    async def delete_credential(self, user_id: str, credential_id: str) -> None:
+        """Delete one of the user's credentials.
+
+        Raises:
+            CredentialNotFound: no such credential for this user.
+        """
+        key = self.keys.credential(credential_id)
+        await self._get(key, CredentialRecord, user_id, CredentialNotFound, credential_id)
+        await self._delete(key, user_id, "credentials", credential_id)
+
+    # sessions
+    async def create_session(
+        self,
+        user_id: str,
+        agent_id: str,
+        config: SessionConfig,
+        membership: TeamMembership | None = None,
+        state: AgentState | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord:
+        """Store a new session of one of the user's agents (with an initial state if given).
+
+        Raises:
+            AgentNotFound: the agent is not the user's.
+        """
+        await self.get_agent(user_id, agent_id)
+        record = SessionRecord(
+            user_id=user_id,
+            agent_id=agent_id,
+            config=config,
+            membership=membership,
+            team_id=membership.team_id if membership else None,
+            **({} if session_id is None else {"id": session_id}),
+        )
+        record.state = (state or AgentState()).model_copy(update={"session_id": record.id})
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(
+                self.keys.session(record.id),
+                record.model_copy(update={"state": None}).model_dump_json(),
+            )
+            pipe.set(self.keys.state(record.id), record.state.model_dump_json())
+            pipe.zadd(self.keys.user_index(user_id, "sessions"), {record.id: _score()})
+            await pipe.execute()
+        return record
+
+    async def load_session(
+        self, user_id: str, session_id: str, with_state: bool = False
+    ) -> SessionRecord:
+        """Return one of the user's sessions (with its AgentState when asked).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        record = await self._get(
+            self.keys.session(session_id), SessionRecord, user_id, SessionNotFound, session_id
+        )
+        if with_state:
+            record.state = await self.load_state(session_id)
+        return record
+
+    async def get_session(
+        self, user_id: str, agent_id: str, session_id: str
+    ) -> SessionRecord | None:
+        """The user's session of `agent_id` with its `state`, or None (the spec's hot path).
+
+        Library use: restore an `Agent(state=record.state)`, then `update_session_state`.
+        """
+        try:
+            record = await self.load_session(user_id, session_id, with_state=True)
+        except SessionNotFound:
+            return None
+        return record if record.agent_id == agent_id else None
+
+    async def update_session_state(
+        self, user_id: str, agent_id: str, session_id: str, state: AgentState
+    ) -> None:
+        """Persist the state of an existing session after a reply (library use).
+
+        Not for a session the service is running: its owner saves its own state.
+
+        Raises:
+            KeyError: the user has no such session of `agent_id` (create it with
+                `upsert_session`).
+        """
+        if await self.get_session(user_id, agent_id, session_id) is None:
+            raise KeyError(f"Session {session_id!r} not found.")
+        await self.save_state(session_id, state)
+
+    async def upsert_session(
+        self,
+        user_id: str,
+        agent_id: str,
+        config: SessionConfig | None = None,
+        state: AgentState | None = None,
+        session_id: str | None = None,
+    ) -> SessionRecord:
+        """Create a session of one of the user's agents, or update the one `session_id` names.
+
+        An existing session gets `config` (when given) and `state` (when given); otherwise a
+        new session is stored, under `session_id` when given.
+
+        Raises:
+            AgentNotFound: the agent is not the user's.
+            InvalidRequest: `session_id` names another user's or agent's session.
+        """
+        existing = (
+            None if session_id is None else await self.get_session(user_id, agent_id, session_id)
+        )
+        if existing is None:
+            if session_id is not None and await self.redis.exists(self.keys.session(session_id)):
+                raise InvalidRequest(f"session id {session_id!r} is taken")
+            return await self.create_session(
+                user_id, agent_id, config or SessionConfig(), state=state, session_id=session_id
+            )
+        if config is not None:
+            existing = await self.update_session(existing.model_copy(update={"config": config}))
+        if state is not None:
+            await self.save_state(existing.id, state)
+        existing.state = state or await self.load_state(existing.id)
+        return existing
+
+    async def get_session_any_user(self, session_id: str) -> SessionRecord:
+        """Return a session by id alone (for the session's own actor).
+
+        Raises:
+            SessionNotFound: no such session.
+        """
+        raw = await self.redis.get(self.keys.session(session_id))
+        if raw is None:
+            raise SessionNotFound(session_id)
+        return SessionRecord.model_validate_json(raw)
+
+    async def list_sessions(self, user_id: str, agent_id: str | None = None) -> list[SessionRecord]:
+        """Return the user's sessions (of one agent when given), oldest first."""
+        sessions = await self._list(user_id, "sessions", "session", SessionRecord)
+        return [s for s in sessions if agent_id is None or s.agent_id == agent_id]
+
+    async def load_state(self, session_id: str) -> AgentState:
+        """Return the session's AgentState (a fresh one if none was saved)."""
+        raw = await self.redis.get(self.keys.state(session_id))
+        if raw is None:
+            return AgentState(session_id=session_id)
+        return AgentState.model_validate_json(raw)
+
+    # transcript
+    async def list_messages(
+        self, session_id: str, before: str | None, limit: int, offset: int = 0
+    ) -> tuple[list[Msg], bool]:
+        """Return `limit` messages (chronological) and has_more.
+
+        The page ends before `before` (or at the newest message), `offset` messages further back.
+
+        Raises:
+            NotFound: `before` is not a message of this session.
+        """
+        end = await self.redis.llen(self.keys.messages(session_id))
+        if before is not None:
+            position = await self.redis.hget(self.keys.message_index(session_id), before)
+            if position is None:
+                raise NotFound(before)
+            end = int(position)
+        end = max(0, end - offset)
+        start = max(0, end - limit)
+        raws = (
+            await self.redis.lrange(self.keys.messages(session_id), start, end - 1) if end else []
+        )
+        return [Msg.model_validate_json(raw) for raw in raws], start > 0
+
+    async def commit_turn(
+        self,
+        session_id: str,
+        state: AgentState,
+        messages: list[Msg],
+        consumed_inbox_ids: list[str],
+        fence: int,
+    ) -> None:
+        """Atomically save the state, upsert `messages` and drop the consumed inbox items.
+
+        Only the session's owner calls this; the write checks the lease, so an owner that was
+        replaced cannot overwrite its successor's data (a lost connection is not fencing).
+
+        Raises:
+            SessionFenced: `fence` is not the session's current lease.
+        """
+        commit = Commit(
+            Op.TURN, state=state.model_dump_json(), messages=messages, inbox_ids=consumed_inbox_ids
+        )
+        await self._committer.commit(session_id, fence, commit)
+
+    async def delete_session(self, user_id: str, session_id: str, missing_ok: bool = False) -> None:
+        """Delete a session and everything it owns (record, state, transcript, logs, inbox).
+
+        Raises:
+            SessionNotFound: no such session for this user (unless `missing_ok`).
+        """
+        try:
+            await self.load_session(user_id, session_id)
+        except SessionNotFound:
+            if missing_ok:
+                return
+            raise
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(*self.keys.session_keys(session_id))
+            pipe.zrem(self.keys.user_index(user_id, "sessions"), session_id)
+            pipe.srem(self.keys.inboxes(), session_id)
+            pipe.zrem(self.keys.live(), session_id)
+            pipe.hdel(self.keys.session_placement(), session_id)
+            await pipe.execute()
+
+    async def update_session(self, record: SessionRecord) -> SessionRecord:
+        """Store a changed session record (its state is saved separately)."""
+        record = record.model_copy(update={"state": None, "updated_at": now_iso()})
+        await self.redis.set(self.keys.session(record.id), record.model_dump_json())
+        return record
+
+    async def save_state(self, session_id: str, state: AgentState) -> None:
+        """Overwrite the session's state (only while no owner runs it)."""
+        await self.redis.set(self.keys.state(session_id), state.model_dump_json())
+
+
+def _score() -> float:
+    return time.time()
