@@ -68,39 +68,6 @@ def _scan(msg: Msg, block_id: str, kind: type[B]) -> B | None:
     return msg.find_block(block_id, kind)
 
 
-class BlockIndex:
-    """Finds the blocks of one message without scanning it, for the folds of a long reply.
-
-    Blocks are indexed as they are appended, each (class, id) at its first occurrence; a hit is
-    checked against the message (the block is still where it was indexed), and anything else —
-    a message changed in place, a block never seen — falls back to a scan and a fresh index.
-    """
-
-    def __init__(self) -> None:
-        self._first: dict[tuple[type, str], tuple[int, BaseModel]] = {}
-        self._indexed = 0
-
-    def __call__(self, msg: Msg, block_id: str, kind: type[B]) -> B | None:
-        content = msg.content
-        if len(content) < self._indexed:
-            self._reindex(content, 0)
-        elif len(content) > self._indexed:
-            self._reindex(content, self._indexed)
-        hit = self._first.get((kind, block_id))
-        if hit is not None and hit[0] < len(content) and content[hit[0]] is hit[1]:
-            return hit[1]  # type: ignore[return-value]
-        self._reindex(content, 0)
-        return msg.find_block(block_id, kind)
-
-    def _reindex(self, content: list[Any], start: int) -> None:
-        if start == 0:
-            self._first.clear()
-        for position in range(start, len(content)):
-            block = content[position]
-            self._first.setdefault((type(block), block.id), (position, block))
-        self._indexed = len(content)
-
-
 def _concat_base64(block_id: str, existing: str, incoming: str) -> str:
     """Join two independently encoded chunks (each padded on its own) into one encoding."""
     try:
@@ -400,8 +367,8 @@ def apply_event(msg: Msg, event: AgentEvent, find: Finder | None = None) -> None
     does not hold, and events that do not change a message are ignored. A block id that occurs
     twice names its first block.
 
-    `find` looks blocks up (`Msg.find_block` by default; a `BlockIndex` for the folds of one
-    long reply).
+    `find` looks blocks up (`Msg.find_block` by default; `agent_core._block_index.BlockIndex` for
+    the folds of one long reply).
 
     Raises:
         FoldError: the event carries data that cannot be applied (see `FoldError`).
@@ -412,4 +379,4 @@ def apply_event(msg: Msg, event: AgentEvent, find: Finder | None = None) -> None
         fold(msg, event, find or _scan)
 
 
-__all__ = ["BlockIndex", "Finder", "apply_event"]
+__all__ = ["Finder", "apply_event"]

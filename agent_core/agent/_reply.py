@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agent_core._fold import BlockIndex, apply_event
+from agent_core._block_index import BlockIndex
+from agent_core._fold import apply_event
 from agent_core.event import (
     AgentEvent,
     ToolResultEndEvent,

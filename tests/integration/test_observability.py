@@ -27,10 +27,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from ray import serve
 from redis.asyncio import Redis
 
-from actors.local._ports import find_free_port
 from actors.bus.items import HintItem
 from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
+from actors.local._ports import find_free_port
 from actors.local.embedded_redis import EmbeddedRedis
 from serve.cli_commands import cli
 from serve.client import TroupeClient
