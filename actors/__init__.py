@@ -1,13 +1,31 @@
 """actors: Troupe's runtime — Ray actors, the Redis message bus and storage.
 
 The HTTP layer and embedding applications use `RuntimeClient` (from `actors.client`) and
-`RuntimeSettings`; everything else is internal to the runtime.
+`RuntimeSettings`; everything else is internal to the runtime. The names below load on first
+use, so that a process importing one module of the runtime (a session host, a workspace actor)
+does not load the client and everything it reaches.
 """
 
-from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
-from actors.local.embedded_redis import EmbeddedRedis
-from actors.settings import RuntimeSettings
-from actors.teams.store import SubAgentTemplate
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
+    from actors.local.embedded_redis import EmbeddedRedis
+    from actors.settings import RuntimeSettings
+    from actors.teams.store import SubAgentTemplate
+
+_HOMES = {
+    "EmbeddedRedis": "actors.local.embedded_redis",
+    "InProcessDispatcher": "actors.client",
+    "MessagesPage": "actors.client",
+    "RuntimeClient": "actors.client",
+    "RuntimeSettings": "actors.settings",
+    "SubAgentTemplate": "actors.teams.store",
+    "ray_dispatcher": "actors.client",
+}
 
 __all__ = [
     "EmbeddedRedis",
@@ -18,3 +36,10 @@ __all__ = [
     "SubAgentTemplate",
     "ray_dispatcher",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'actors' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

@@ -8,6 +8,8 @@ every fold of a stream yields the same `Msg` (a client's fold equals the agent's
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -15,7 +17,6 @@ from agent_core._trusted import trusted
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
-    CustomEvent,
     DataBlockDeltaEvent,
     DataBlockEndEvent,
     DataBlockStartEvent,
@@ -54,6 +55,18 @@ from agent_core.message import (
     Usage,
 )
 
+B = TypeVar("B", bound=BaseModel)
+
+
+class Finder(Protocol):
+    """Finds the first block of class `kind` with id `block_id` in `msg` (None if none)."""
+
+    def __call__(self, msg: Msg, block_id: str, kind: type[B]) -> B | None: ...
+
+
+def _scan(msg: Msg, block_id: str, kind: type[B]) -> B | None:
+    return msg.find_block(block_id, kind)
+
 
 def _concat_base64(block_id: str, existing: str, incoming: str) -> str:
     """Join two independently encoded chunks (each padded on its own) into one encoding."""
@@ -85,17 +98,21 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
     return result.output
 
 
-def _add_usage(msg: Msg, event: ModelCallEndEvent) -> None:
-    usage = msg.usage or Usage()
-    usage.input_tokens += event.input_tokens
-    usage.output_tokens += event.output_tokens
-    usage.cache_input_tokens += event.cache_input_tokens
-    usage.cache_creation_input_tokens += event.cache_creation_input_tokens
-    msg.usage = usage
+def _add_usage(msg: Msg, event: ModelCallEndEvent, find: Finder) -> None:
+    usage = msg.usage or trusted(Usage)
+    _put(usage, "input_tokens", usage.input_tokens + event.input_tokens)
+    _put(usage, "output_tokens", usage.output_tokens + event.output_tokens)
+    _put(usage, "cache_input_tokens", usage.cache_input_tokens + event.cache_input_tokens)
+    _put(
+        usage,
+        "cache_creation_input_tokens",
+        usage.cache_creation_input_tokens + event.cache_creation_input_tokens,
+    )
+    _put(msg, "usage", usage)
 
 
-def _data_delta(msg: Msg, event: DataBlockDeltaEvent) -> None:
-    data = msg.find_block(event.block_id, DataBlock)
+def _data_delta(msg: Msg, event: DataBlockDeltaEvent, find: Finder) -> None:
+    data = find(msg, event.block_id, DataBlock)
     if data is None:
         return
     if event.url:
@@ -107,8 +124,8 @@ def _data_delta(msg: Msg, event: DataBlockDeltaEvent) -> None:
         data.source.data = _concat_base64(event.block_id, data.source.data, event.data)
 
 
-def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     output = _output_list(result, event.created_at)
     if output and isinstance(output[-1], TextBlock):
@@ -117,8 +134,8 @@ def _result_text_delta(msg: Msg, event: ToolResultTextDeltaEvent) -> None:
         output.append(_result_text_block(result, event.delta, event.created_at))
 
 
-def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     output = _output_list(result, event.created_at)
     if event.data is None:
@@ -144,26 +161,26 @@ def _result_data_delta(msg: Msg, event: ToolResultDataDeltaEvent) -> None:
     target.media_type = event.media_type or target.media_type
 
 
-def _result_end(msg: Msg, event: ToolResultEndEvent) -> None:
-    if (result := msg.find_block(event.tool_call_id, ToolResultBlock)) is None:
+def _result_end(msg: Msg, event: ToolResultEndEvent, find: Finder) -> None:
+    if (result := find(msg, event.tool_call_id, ToolResultBlock)) is None:
         return
     result.state = event.state
     result.metadata = dict(event.metadata)
     result.finished_at = event.created_at
     # A call's lifecycle ends with its result.
-    if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
         call.state = ToolCallState.FINISHED
 
 
-def _confirm_result(msg: Msg, event: UserConfirmResultEvent) -> None:
+def _confirm_result(msg: Msg, event: UserConfirmResultEvent, find: Finder) -> None:
     for verdict in event.confirm_results:
-        call = msg.find_block(verdict.tool_call.id, ToolCallBlock)
+        call = find(msg, verdict.tool_call.id, ToolCallBlock)
         # Only an asking call takes a verdict: a stale one (say, after an interrupt) is ignored.
         if call is not None and call.state is ToolCallState.ASKING:
             call.state = ToolCallState.ALLOWED if verdict.confirmed else ToolCallState.FINISHED
 
 
-def _external_results(msg: Msg, event: ExternalExecutionResultEvent) -> None:
+def _external_results(msg: Msg, event: ExternalExecutionResultEvent, find: Finder) -> None:
     # A call that already has a result (say, a late answer after an interrupt) keeps it.
     answered = {b.id for b in msg.content if isinstance(b, ToolResultBlock)}
     for result in event.execution_results:
@@ -175,136 +192,191 @@ def _external_results(msg: Msg, event: ExternalExecutionResultEvent) -> None:
         msg.content.append(block)
 
 
-def _put(block: BaseModel, name: str, value: str) -> None:
-    """Set a field of a content block the way pydantic's assignment does, minus its dispatch.
+def _put(block: BaseModel, name: str, value: Any) -> None:
+    """Set a field of a message or block the way pydantic's assignment does, minus its dispatch.
 
-    Content blocks neither validate on assignment nor freeze, so pydantic would store the value
-    and mark the field set; this runs once per streamed delta.
+    Messages and blocks neither validate on assignment nor freeze, so pydantic would store the
+    value and mark the field set; this runs once per streamed delta.
     """
     block.__dict__[name] = value
     block.__pydantic_fields_set__.add(name)
 
 
-def apply_event(msg: Msg, event: AgentEvent) -> None:
+def _text_start(msg: Msg, event: TextBlockStartEvent, find: Finder) -> None:
+    msg.content.append(trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at))
+
+
+def _text_delta(msg: Msg, event: TextBlockDeltaEvent, find: Finder) -> None:
+    if (text := find(msg, event.block_id, TextBlock)) is not None:
+        _put(text, "text", text.text + event.delta)
+
+
+def _text_end(msg: Msg, event: TextBlockEndEvent, find: Finder) -> None:
+    if (text := find(msg, event.block_id, TextBlock)) is not None:
+        if event.text is not None:
+            text.text = event.text
+        _put(text, "finished_at", event.created_at)
+
+
+def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent, find: Finder) -> None:
+    msg.content.append(
+        trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
+    )
+
+
+def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent, find: Finder) -> None:
+    if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
+        _put(think, "thinking", think.thinking + event.delta)
+
+
+def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent, find: Finder) -> None:
+    if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
+        _put(think, "finished_at", event.created_at)
+        if event.signature is not None:
+            think.signature = event.signature
+        if event.redacted_thinking_data is not None:
+            think.redacted_thinking_data = event.redacted_thinking_data
+
+
+def _data_start(msg: Msg, event: DataBlockStartEvent, find: Finder) -> None:
+    source = Base64Source(data="", media_type=event.media_type)
+    msg.content.append(
+        DataBlock(id=event.block_id, source=source, name=event.name, created_at=event.created_at)
+    )
+
+
+def _data_end(msg: Msg, event: DataBlockEndEvent, find: Finder) -> None:
+    if (data := find(msg, event.block_id, DataBlock)) is not None:
+        data.finished_at = event.created_at
+
+
+def _hint(msg: Msg, event: HintBlockEvent, find: Finder) -> None:
+    hint = (
+        event.hint if isinstance(event.hint, str) else [b.model_copy(deep=True) for b in event.hint]
+    )
+    msg.content.append(
+        trusted(
+            HintBlock,
+            id=event.block_id,
+            hint=hint,
+            source=event.source,
+            created_at=event.created_at,
+            finished_at=event.created_at,
+        )
+    )
+
+
+def _call_start(msg: Msg, event: ToolCallStartEvent, find: Finder) -> None:
+    msg.content.append(
+        trusted(
+            ToolCallBlock,
+            id=event.tool_call_id,
+            name=event.tool_call_name,
+            input="",
+            created_at=event.created_at,
+        )
+    )
+
+
+def _call_delta(msg: Msg, event: ToolCallDeltaEvent, find: Finder) -> None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
+        _put(call, "input", call.input + event.delta)
+
+
+def _call_end(msg: Msg, event: ToolCallEndEvent, find: Finder) -> None:
+    if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
+        _put(call, "finished_at", event.created_at)
+
+
+def _result_start(msg: Msg, event: ToolResultStartEvent, find: Finder) -> None:
+    msg.content.append(
+        trusted(
+            ToolResultBlock,
+            id=event.tool_call_id,
+            name=event.tool_call_name,
+            output=[],
+            created_at=event.created_at,
+        )
+    )
+
+
+def _require_confirm(msg: Msg, event: RequireUserConfirmEvent, find: Finder) -> None:
+    for asked in event.tool_calls:
+        if (call := find(msg, asked.id, ToolCallBlock)) is not None:
+            call.state = ToolCallState.ASKING
+            call.suggested_rules = [r.model_copy() for r in asked.suggested_rules]
+
+
+def _require_external(msg: Msg, event: RequireExternalExecutionEvent, find: Finder) -> None:
+    for asked in event.tool_calls:
+        if (call := find(msg, asked.id, ToolCallBlock)) is not None:
+            call.state = ToolCallState.SUBMITTED
+
+
+def _reply_end(msg: Msg, event: ReplyEndEvent, find: Finder) -> None:
+    _put(msg, "finished_at", event.created_at)
+    _put(msg, "finished_reason", event.finished_reason)
+    _put(msg, "error", event.error)
+
+
+_Fold = Callable[[Msg, Any, "Finder"], None]
+
+_FOLDS: dict[type, _Fold] = {
+    TextBlockStartEvent: _text_start,
+    TextBlockDeltaEvent: _text_delta,
+    TextBlockEndEvent: _text_end,
+    ThinkingBlockStartEvent: _thinking_start,
+    ThinkingBlockDeltaEvent: _thinking_delta,
+    ThinkingBlockEndEvent: _thinking_end,
+    DataBlockStartEvent: _data_start,
+    DataBlockDeltaEvent: _data_delta,
+    DataBlockEndEvent: _data_end,
+    HintBlockEvent: _hint,
+    ToolCallStartEvent: _call_start,
+    ToolCallDeltaEvent: _call_delta,
+    ToolCallEndEvent: _call_end,
+    ToolResultStartEvent: _result_start,
+    ToolResultTextDeltaEvent: _result_text_delta,
+    ToolResultDataDeltaEvent: _result_data_delta,
+    ToolResultEndEvent: _result_end,
+    RequireUserConfirmEvent: _require_confirm,
+    RequireExternalExecutionEvent: _require_external,
+    UserConfirmResultEvent: _confirm_result,
+    ExternalExecutionResultEvent: _external_results,
+    ModelCallEndEvent: _add_usage,
+    ReplyEndEvent: _reply_end,
+}
+"""The fold of each event type that changes a message; every other event leaves it as it is."""
+
+
+def _unchanged(msg: Msg, event: Any, find: Finder) -> None:
+    """The fold of events that do not change a message (REPLY_START, CUSTOM, ...)."""
+
+
+def _fold_of(kind: type) -> _Fold:
+    # A subclass of an event folds as its nearest listed base; found once, then remembered.
+    fold = next((_FOLDS[base] for base in kind.__mro__ if base in _FOLDS), _unchanged)
+    _FOLDS[kind] = fold
+    return fold
+
+
+def apply_event(msg: Msg, event: AgentEvent, find: Finder | None = None) -> None:
     """Apply `event` to `msg` in place.
 
     Events of another reply (`reply_id` other than `msg.id`), events for a block the message
     does not hold, and events that do not change a message are ignored. A block id that occurs
     twice names its first block.
 
+    `find` looks blocks up (`Msg.find_block` by default; `agent_core._block_index.BlockIndex` for
+    the folds of one long reply).
+
     Raises:
         FoldError: the event carries data that cannot be applied (see `FoldError`).
     """
-    if isinstance(event, CustomEvent) or event.reply_id != msg.id:
-        return
-    match event:
-        case TextBlockStartEvent():
-            msg.content.append(
-                trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at)
-            )
-        case TextBlockDeltaEvent():
-            if (text := msg.find_block(event.block_id, TextBlock)) is not None:
-                _put(text, "text", text.text + event.delta)
-        case TextBlockEndEvent():
-            if (text := msg.find_block(event.block_id, TextBlock)) is not None:
-                if event.text is not None:
-                    text.text = event.text
-                _put(text, "finished_at", event.created_at)
-        case ThinkingBlockStartEvent():
-            msg.content.append(
-                trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
-            )
-        case ThinkingBlockDeltaEvent():
-            if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                _put(think, "thinking", think.thinking + event.delta)
-        case ThinkingBlockEndEvent():
-            if (think := msg.find_block(event.block_id, ThinkingBlock)) is not None:
-                _put(think, "finished_at", event.created_at)
-                if event.signature is not None:
-                    think.signature = event.signature
-                if event.redacted_thinking_data is not None:
-                    think.redacted_thinking_data = event.redacted_thinking_data
-        case DataBlockStartEvent():
-            source = Base64Source(data="", media_type=event.media_type)
-            msg.content.append(
-                DataBlock(
-                    id=event.block_id, source=source, name=event.name, created_at=event.created_at
-                )
-            )
-        case DataBlockDeltaEvent():
-            _data_delta(msg, event)
-        case DataBlockEndEvent():
-            if (data := msg.find_block(event.block_id, DataBlock)) is not None:
-                data.finished_at = event.created_at
-        case HintBlockEvent():
-            hint = (
-                event.hint
-                if isinstance(event.hint, str)
-                else [b.model_copy(deep=True) for b in event.hint]
-            )
-            msg.content.append(
-                trusted(
-                    HintBlock,
-                    id=event.block_id,
-                    hint=hint,
-                    source=event.source,
-                    created_at=event.created_at,
-                    finished_at=event.created_at,
-                )
-            )
-        case ToolCallStartEvent():
-            msg.content.append(
-                trusted(
-                    ToolCallBlock,
-                    id=event.tool_call_id,
-                    name=event.tool_call_name,
-                    input="",
-                    created_at=event.created_at,
-                )
-            )
-        case ToolCallDeltaEvent():
-            if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                _put(call, "input", call.input + event.delta)
-        case ToolCallEndEvent():
-            if (call := msg.find_block(event.tool_call_id, ToolCallBlock)) is not None:
-                _put(call, "finished_at", event.created_at)
-        case ToolResultStartEvent():
-            msg.content.append(
-                trusted(
-                    ToolResultBlock,
-                    id=event.tool_call_id,
-                    name=event.tool_call_name,
-                    output=[],
-                    created_at=event.created_at,
-                )
-            )
-        case ToolResultTextDeltaEvent():
-            _result_text_delta(msg, event)
-        case ToolResultDataDeltaEvent():
-            _result_data_delta(msg, event)
-        case ToolResultEndEvent():
-            _result_end(msg, event)
-        case RequireUserConfirmEvent():
-            for asked in event.tool_calls:
-                if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
-                    call.state = ToolCallState.ASKING
-                    call.suggested_rules = [r.model_copy() for r in asked.suggested_rules]
-        case RequireExternalExecutionEvent():
-            for asked in event.tool_calls:
-                if (call := msg.find_block(asked.id, ToolCallBlock)) is not None:
-                    call.state = ToolCallState.SUBMITTED
-        case UserConfirmResultEvent():
-            _confirm_result(msg, event)
-        case ExternalExecutionResultEvent():
-            _external_results(msg, event)
-        case ModelCallEndEvent():
-            _add_usage(msg, event)
-        case ReplyEndEvent():
-            msg.finished_at = event.created_at
-            msg.finished_reason = event.finished_reason
-            msg.error = event.error
-        case _:
-            pass
+    kind = type(event)
+    fold = _FOLDS.get(kind) or _fold_of(kind)
+    if fold is not _unchanged and event.reply_id == msg.id:  # type: ignore[union-attr]
+        fold(msg, event, find or _scan)
 
 
-__all__ = ["apply_event"]
+__all__ = ["Finder", "apply_event"]

@@ -5,58 +5,74 @@ The loop makes a dozen events and blocks per model call out of values it holds a
 their cost, and `BaseModel.model_construct` is slower still, so `trusted` fills an instance's
 fields directly: given values as they are, defaults as pydantic would (factories called,
 unhashable defaults deep-copied), and the same `model_fields_set` as the validating
-constructor. Models with private attributes or validators that rewrite data are not supported.
+constructor. Models with private attributes are not supported, nor, through `trusted`, models
+with validators (`trusted_checked` is for callers whose values those validators would pass
+unchanged).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 M = TypeVar("M", bound=BaseModel)
 
-_Default = tuple[str, Callable[[], Any]]
-_plans: dict[type[BaseModel], tuple[_Default, ...]] = {}
+_Factory = tuple[str, Callable[[], Any]]
+
+
+class _Plan(NamedTuple):
+    """How to fill one model's fields: a template in field order, then what it cannot hold."""
+
+    template: dict[str, Any]
+    """Every field, in order; hashable constant defaults filled in."""
+    factories: tuple[_Factory, ...]
+    """Fields whose default must be made fresh for each instance."""
+    required: tuple[str, ...]
+
+
+_plans: dict[type[BaseModel], _Plan] = {}
+_checked_plans: dict[type[BaseModel], _Plan] = {}
 
 _setattr = object.__setattr__
 
 
-def _plan(cls: type[BaseModel]) -> tuple[_Default, ...]:
+def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
     decorators = cls.__pydantic_decorators__
-    if cls.__private_attributes__ or decorators.model_validators or decorators.field_validators:
+    validators = decorators.model_validators or decorators.field_validators
+    if cls.__private_attributes__ or (validators and not checked):
         raise TypeError(f"{cls.__name__} cannot be built without validation")
-    defaults: list[_Default] = []
+    template: dict[str, Any] = {}
+    factories: list[_Factory] = []
+    required: list[str] = []
     for name, info in cls.model_fields.items():
+        template[name] = None
         factory = info.default_factory
         if factory is not None:
             if info.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}: a factory taking data is not supported")
-            defaults.append((name, factory))  # type: ignore[arg-type]
+            factories.append((name, factory))  # type: ignore[arg-type]
         elif info.default is PydanticUndefined:
-            defaults.append((name, _required(cls, name)))
+            required.append(name)
+        elif _hashable(info.default):
+            template[name] = info.default
         else:
-            defaults.append((name, _constant(info.default)))
-    _plans[cls] = plan = tuple(defaults)
+            factories.append((name, functools.partial(copy.deepcopy, info.default)))
+    plan = _Plan(template, tuple(factories), tuple(required))
+    (_checked_plans if checked else _plans)[cls] = plan
     return plan
 
 
-def _constant(value: Any) -> Callable[[], Any]:
+def _hashable(value: Any) -> bool:
     try:
         hash(value)
     except TypeError:
-        return lambda: copy.deepcopy(value)
-    return lambda: value
-
-
-def _required(cls: type[BaseModel], name: str) -> Callable[[], Any]:
-    def missing() -> Any:
-        raise TypeError(f"{cls.__name__}: the required field {name!r} was not given")
-
-    return missing
+        return False
+    return True
 
 
 def trusted(cls: type[M], /, **values: Any) -> M:
@@ -69,8 +85,32 @@ def trusted(cls: type[M], /, **values: Any) -> M:
         TypeError: a required field is missing, or `cls` has private attributes, model
             validators or a data-taking default factory.
     """
-    plan = _plans.get(cls) or _plan(cls)
-    data = {name: values[name] if name in values else default() for name, default in plan}
+    return _build(cls, _plans.get(cls) or _plan(cls), values)
+
+
+def trusted_checked(cls: type[M], /, **values: Any) -> M:
+    """Build `cls`, a model with validators, from `values` without validating them.
+
+    As `trusted`, and the caller also vouches that the values are what the model's validators
+    would leave unchanged and accept (say, a message's content already a block list whose block
+    types its role allows).
+
+    Raises:
+        TypeError: a required field is missing, or `cls` has private attributes or a
+            data-taking default factory.
+    """
+    return _build(cls, _checked_plans.get(cls) or _plan(cls, checked=True), values)
+
+
+def _build(cls: type[M], plan: _Plan, values: dict[str, Any]) -> M:
+    for name in plan.required:
+        if name not in values:
+            raise TypeError(f"{cls.__name__}: the required field {name!r} was not given")
+    data = plan.template.copy()
+    data.update(values)
+    for name, factory in plan.factories:
+        if name not in values:
+            data[name] = factory()
     obj = cls.__new__(cls)
     _setattr(obj, "__dict__", data)
     _setattr(obj, "__pydantic_fields_set__", set(values))

@@ -6,6 +6,7 @@ its own fields, exactly as AgentScope's Agent Service emits them on its SSE stre
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
@@ -371,7 +372,12 @@ AgentEvent = Annotated[
     Field(discriminator="type"),
 ]
 
-_EVENT_ADAPTER: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+
+@functools.cache
+def _event_adapter() -> TypeAdapter[AgentEvent]:
+    # Built on first use: a validator of the whole union is a few MiB that a process which
+    # only emits events (an agent's host) never needs.
+    return TypeAdapter(AgentEvent)
 
 
 def parse_event(data: str | bytes | dict[str, Any]) -> AgentEvent:
@@ -381,8 +387,8 @@ def parse_event(data: str | bytes | dict[str, Any]) -> AgentEvent:
         pydantic.ValidationError: the payload is not a known event.
     """
     if isinstance(data, dict):
-        return _EVENT_ADAPTER.validate_python(data)
-    return _EVENT_ADAPTER.validate_json(data)
+        return _event_adapter().validate_python(data)
+    return _event_adapter().validate_json(data)
 
 
 def event_to_json(event: AgentEvent) -> str:

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from agent_core._ids import new_id, now_iso
+from agent_core._trusted import trusted, trusted_checked
 from agent_core.permission.types import PermissionRule
 
 if TYPE_CHECKING:
@@ -304,6 +305,10 @@ class Msg(_Model):
 
 
 def _msg(role: Role, name: str, content: str | list[Any], **fields: Any) -> Msg:
+    if not fields and type(name) is str and type(content) is str:
+        # The common text message (a prompt, a user turn): one text block, nothing to check.
+        text = trusted(TextBlock, text=content)
+        return trusted_checked(Msg, name=name, role=role, content=[text])
     return Msg.model_validate({"name": name, "role": role, "content": content, **fields})
 
 

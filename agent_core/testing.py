@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core._ids import new_id
+from agent_core._trusted import trusted
 from agent_core.errors import ModelResponseError
 from agent_core.message import Msg, TextBlock, ToolCallBlock
 from agent_core.model._response import ChatResponse, ChatUsage
@@ -165,11 +166,13 @@ class ScriptedChatModel(ChatModelBase):
     async def _deltas(
         self, text: str, calls: list[ScriptedToolCall], usage: ChatUsage
     ) -> AsyncGenerator[ChatResponse, None]:
+        # Built as a provider's parser would, from values already typed: without validation.
         text_id = new_id()
         for piece in _pieces(text, self._chunk_size):
-            yield ChatResponse(content=[TextBlock(id=text_id, text=piece)], is_last=False)
+            chunk = trusted(TextBlock, id=text_id, text=piece)
+            yield trusted(ChatResponse, content=[chunk], is_last=False)
         for call in calls:
             for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
-                block = ToolCallBlock(id=call.id, name=call.name, input=piece)
-                yield ChatResponse(content=[block], is_last=False)
-        yield ChatResponse(content=[], is_last=False, usage=usage)
+                block = trusted(ToolCallBlock, id=call.id, name=call.name, input=piece)
+                yield trusted(ChatResponse, content=[block], is_last=False)
+        yield trusted(ChatResponse, content=[], is_last=False, usage=usage)

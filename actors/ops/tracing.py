@@ -17,16 +17,17 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from actors.bus.items import ChatItem, HintItem
+
+if TYPE_CHECKING:
+    # The SDK loads only where a tracer provider is installed (`configure_from_env`).
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ def continued(item: ChatItem | HintItem) -> Iterator[None]:
 
 
 def _exporter(name: str) -> SpanExporter:
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
     if name == "console":
         return ConsoleSpanExporter()
     if name == "otlp":
@@ -82,6 +85,10 @@ def configure_from_env() -> None:
     name = os.environ.get(EXPORTER_ENV, "").strip().lower()
     if not name or name == "none":
         return
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
     service = os.environ.get("OTEL_SERVICE_NAME", "troupe")
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: service}))
     provider.add_span_processor(BatchSpanProcessor(_exporter(name)))

@@ -13,11 +13,12 @@ for cron would notice, so `cron_trigger` corrects both:
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.combining import OrTrigger
-from apscheduler.triggers.cron import CronTrigger
+if TYPE_CHECKING:
+    # APScheduler loads where a schedule is made or checked, not in every process importing it.
+    from apscheduler.triggers.base import BaseTrigger
 
 _DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _TICK = timedelta(microseconds=1)
@@ -41,6 +42,9 @@ def cron_trigger(expression: str, timezone: str) -> BaseTrigger:
     Raises:
         ValueError: the expression is not 5 valid cron fields, or the zone is unknown.
     """
+    from apscheduler.triggers.combining import OrTrigger
+    from apscheduler.triggers.cron import CronTrigger
+
     tz = zone(timezone)
     fields = expression.split()
     if len(fields) != 5:

@@ -37,8 +37,7 @@ import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
-
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from typing import TYPE_CHECKING
 
 from actors.bus.items import HintItem
 from actors.bus.mailbox import Mailbox
@@ -51,6 +50,10 @@ from actors.schedules.store import (
     to_utc,
 )
 from actors.storage.records import ScheduleOrigin, SessionConfig
+
+if TYPE_CHECKING:
+    # APScheduler loads in the process that starts timing, not in every one importing this.
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +118,8 @@ class Scheduler:
         async with self._starting:
             if self._aps is not None:
                 return
+            from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
             aps = AsyncIOScheduler(timezone=UTC)
             aps.start()
             self._aps = aps

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
+from agent_core._trusted import trusted
 from agent_core.agent._context import OFFLOADED_TRUNCATION_MARKER, TRUNCATION_MARKER
 from agent_core.agent._tokens import DEFAULT_COUNTER, TokenCounter
 from agent_core.event import (
@@ -124,7 +125,9 @@ async def run_tool(
 ) -> AsyncIterator[AgentEvent]:
     """Execute one tool call and yield its unfolded `ToolResult*` events."""
     call = tool_call
-    yield ToolResultStartEvent(reply_id=reply_id, tool_call_id=call.id, tool_call_name=call.name)
+    yield trusted(
+        ToolResultStartEvent, reply_id=reply_id, tool_call_id=call.id, tool_call_name=call.name
+    )
     state = ToolResultState.SUCCESS
     metadata: dict[str, object] = {}
     budget = _TextBudget(setup.result_limit, setup.counter)
@@ -132,7 +135,9 @@ async def run_tool(
     timeout = tool.timeout if tool is not None and tool.timeout is not None else setup.tool_timeout
 
     def text(delta: str) -> AgentEvent:
-        return ToolResultTextDeltaEvent(reply_id=reply_id, tool_call_id=call.id, delta=delta)
+        return trusted(
+            ToolResultTextDeltaEvent, reply_id=reply_id, tool_call_id=call.id, delta=delta
+        )
 
     try:
         chunks = setup.toolkit.call(call, setup.state)
@@ -160,8 +165,8 @@ async def run_tool(
             path = await setup.offloader.offload_tool_result(session_id, full)
             marker = OFFLOADED_TRUNCATION_MARKER.format(path=path)
         yield text("\n" + marker)
-    yield ToolResultEndEvent(
-        reply_id=reply_id, tool_call_id=call.id, state=state, metadata=metadata
+    yield trusted(
+        ToolResultEndEvent, reply_id=reply_id, tool_call_id=call.id, state=state, metadata=metadata
     )
 
 

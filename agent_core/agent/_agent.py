@@ -7,7 +7,7 @@ import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted, trusted_checked
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -45,7 +45,6 @@ from agent_core.event import (
     UserInterruptEvent,
 )
 from agent_core.message import (
-    AssistantMsg,
     ErrorInfo,
     Msg,
     ReplyFinishedReason,
@@ -133,6 +132,7 @@ class Agent:
         self._counter: TokenCounter = token_counter or CachedTokenCounter()
         self._fresh_counter = token_counter is None
         self._call_model = self._chain.wrap_model_call(call_model)
+        self._system: tuple[str, Msg] | None = None
 
     # public API
     async def observe(self, msgs: Msg | Sequence[Msg]) -> None:
@@ -147,7 +147,7 @@ class Agent:
                 reply_id = event.reply_id
         return next(m for m in reversed(self.state.context) if m.id == reply_id)
 
-    async def reply_stream(self, inputs: AgentInput = None) -> AsyncGenerator[AgentEvent, None]:
+    def reply_stream(self, inputs: AgentInput = None) -> AsyncGenerator[AgentEvent, None]:
         """Run the loop, yielding every event as it happens.
 
         `inputs` starts a reply (messages, or None to continue without input) or resumes a
@@ -165,6 +165,12 @@ class Agent:
             ValueError: a resume event names a reply that is not parked (or, for `Restarted`,
                 not in progress).
         """
+        if not self._chain.wraps_reply:
+            # The loop's own generator is the stream: one layer less for every event.
+            return self._reply(inputs)
+        return self._wrapped_reply(inputs)
+
+    async def _wrapped_reply(self, inputs: AgentInput) -> AsyncGenerator[AgentEvent, None]:
         async for event in self._chain.wrap_reply(self._reply)(inputs=inputs):
             yield event
 
@@ -177,7 +183,7 @@ class Agent:
         await self._chain.wrap_compress_context(self._compress)(context_config=context_config)
 
     # the reply
-    async def _reply(self, inputs: AgentInput) -> AsyncIterator[AgentEvent]:
+    async def _reply(self, inputs: AgentInput) -> AsyncGenerator[AgentEvent, None]:
         sid = self.state.session_id
         parked = self.state.current_reply()
         resume = inputs if isinstance(inputs, ResumeEvent) else None
@@ -202,10 +208,17 @@ class Agent:
                 await self.observe(inputs)  # type: ignore[arg-type]
             start = trusted(ReplyStartEvent, reply_id=new_id(), session_id=sid, name=self.name)
             # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
-            msg = AssistantMsg(self.name, [], id=start.reply_id, created_at=start.created_at)
+            msg = trusted_checked(
+                Msg,
+                name=self.name,
+                role="assistant",
+                content=[],
+                id=start.reply_id,
+                created_at=start.created_at,
+            )
             reply = ReplyBuilder(msg, sid)
             self.state.context.append(msg)
-            self.state.reply_context = ReplyContext(reply_id=msg.id)
+            self.state.reply_context = trusted(ReplyContext, reply_id=msg.id)
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
@@ -213,7 +226,14 @@ class Agent:
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
-            async for event in self._run(reply, resume, restarted):
+            await self.toolkit.prepare()  # connects MCP servers and loads skills, once
+            # A plain reply iterates at once: no layer of its own between the loop and here.
+            events = (
+                self._iterate(reply)
+                if resume is None and not restarted
+                else self._continue(reply, resume, restarted)
+            )
+            async for event in events:
                 if isinstance(event, ExceedMaxItersEvent):
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
                 parks = isinstance(event, _PARKING)
@@ -230,7 +250,7 @@ class Agent:
                 yield event
         if parks:
             return
-        self.state.reply_context = ReplyContext()
+        self.state.reply_context = trusted(ReplyContext)
         yield reply.emit(
             trusted(
                 ReplyEndEvent,
@@ -243,10 +263,10 @@ class Agent:
         if interrupted and self.react_config.interruption_raise_cancelled_error:
             raise asyncio.CancelledError
 
-    async def _run(
+    async def _continue(
         self, reply: ReplyBuilder, resume: ResumeEvent | None, restarted: bool = False
     ) -> AsyncIterator[AgentEvent]:
-        await self.toolkit.prepare()  # connects MCP servers and loads skills, once
+        """Settle what a restart or a resume left open, then iterate."""
         if restarted:
             parks = False
             async for event in self._settle_open_calls(reply):
@@ -273,12 +293,16 @@ class Agent:
         engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
         for _ in range(self.react_config.max_iters):
             self.state.reply_context.cur_iter += 1
-            async for event in self._inject_hints(reply):
-                yield event
+            if self.hint_source is not None:
+                for event in await self._inbox_hints(reply):
+                    yield reply.emit(event)
             usage = await self._compress_if_needed()
             first_step = self.state.reply_context.cur_iter == 1
-            async for event in self._inject_runtime_state(reply, first_step, usage):
-                yield event
+            hint = self._runtime_state(reply, first_step, usage)
+            if hint is not None:
+                reply.emit(hint)
+                if self.injection_config.emit_hint_event:
+                    yield hint
             step_start = len(reply.msg.content)
             async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
                 tool_choice=None
@@ -345,22 +369,25 @@ class Agent:
         return f"{self.system_prompt}\n\n{skills}" if skills else self.system_prompt
 
     async def _prompt(self) -> list[Msg]:
-        system = SystemMsg("system", await self._chain.system_prompt(self._base_prompt()))
+        prompt = await self._chain.system_prompt(self._base_prompt())
+        if self._system is None or self._system[0] != prompt:
+            # One message per distinct prompt: models and formatters only read the prompt.
+            self._system = (prompt, SystemMsg("system", prompt))
+        system = self._system[1]
         summary = [UserMsg("user", self.state.summary)] if self.state.summary else []
         return [system, *summary, *self.state.context]
 
     def _reason_step(self, reply: ReplyBuilder):  # type: ignore[no-untyped-def]
-        async def step(tool_choice: str | None = None) -> AsyncIterator[AgentEvent]:
-            async for event in reason(
+        def step(tool_choice: str | None = None) -> AsyncIterator[AgentEvent]:
+            return reason(
                 reply.reply_id,
                 self.model,
-                await self._prompt(),
-                self._tools(),
+                self._prompt,
+                self._tools,
                 self.model_config,
                 tool_choice,
                 self._call_model,
-            ):
-                yield event
+            )
 
         return step
 
@@ -420,22 +447,23 @@ class Agent:
             self._counter,
         )
 
-    async def _inject_hints(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
-        if self.hint_source is None:
-            return
-        for hint in await self.hint_source.drain():
-            yield reply.emit(
-                HintBlockEvent(
-                    reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
-                )
+    async def _inbox_hints(self, reply: ReplyBuilder) -> list[AgentEvent]:
+        """The hint source's pending hints as events, not yet folded."""
+        assert self.hint_source is not None  # the caller checks
+        return [
+            HintBlockEvent(
+                reply_id=reply.reply_id, block_id=hint.id, hint=hint.hint, source=hint.source
             )
+            for hint in await self.hint_source.drain()
+        ]
 
-    async def _inject_runtime_state(
+    def _runtime_state(
         self, reply: ReplyBuilder, first_step: bool, measured: ContextUsage | None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> HintBlockEvent | None:
+        """The runtime-state hint to inject before this step, if any, not yet folded."""
         config = self.injection_config
         if not config.inject_runtime_state:
-            return
+            return None
         usage = None
         if first_step:  # the context length is only reported as a reply starts
             # The base prompt, not the middleware-transformed one: running the system-prompt
@@ -445,17 +473,14 @@ class Agent:
             config, self.state, usage, self.context_config.compression_tool_enabled
         )
         if hint is None:
-            return
-        event = trusted(
+            return None
+        return trusted(
             HintBlockEvent,
             reply_id=reply.reply_id,
             block_id=hint.id,
             hint=hint.hint,
             source=hint.source,
         )
-        reply.emit(event)
-        if config.emit_hint_event:
-            yield event
 
     def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
         rid, block_id = reply.reply_id, new_id()

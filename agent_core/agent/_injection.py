@@ -22,6 +22,7 @@ What is injected, dimension by dimension (AgentScope's rules):
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import logging
 import re
@@ -31,8 +32,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agent_core._trusted import trusted
 from agent_core.agent._tokens import ContextUsage
-from agent_core.message import HintBlock, Msg, TextBlock, ToolCallBlock, ToolResultState
+from agent_core.message import (
+    HintBlock,
+    Msg,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    ToolResultState,
+)
 from agent_core.state import AgentState
 
 log = logging.getLogger(__name__)
@@ -152,6 +161,9 @@ def resolve_timezone(name: str) -> tzinfo:
         return UTC
 
 
+_NO_TASKS: collections.Counter[str] = collections.Counter()
+
+
 def runtime_state_hint(
     config: InjectionConfig,
     state: AgentState,
@@ -173,7 +185,8 @@ def runtime_state_hint(
         return None
     now = now or datetime.now(resolve_timezone(config.timezone))
     injections: dict[str, str] = {}
-    counts = collections.Counter(task.state for task in state.tasks_context.tasks)
+    tasks = state.tasks_context.tasks
+    counts = collections.Counter(task.state for task in tasks) if tasks else _NO_TASKS
     open_tasks = counts["pending"] > 0 or counts["in_progress"] > 0
     last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
 
@@ -208,8 +221,10 @@ def runtime_state_hint(
     injections.update(config.extra_fields)
     fields = "\n".join(f"<{key}>{value}</{key}>" for key, value in injections.items())
     # replace, not format: other braces in the template stay as written
-    return HintBlock(
-        source=config.injection_source, hint=config.template.replace("{runtime_state}", fields)
+    return trusted(
+        HintBlock,
+        source=config.injection_source,
+        hint=config.template.replace("{runtime_state}", fields),
     )
 
 
@@ -225,13 +240,20 @@ def _scan(
         if msg.role != "assistant":
             continue
         for block in reversed(msg.content):
-            if isinstance(block, HintBlock) and block.source == config.injection_source:
-                text = _hint_text(block)
-                if last_time_text is None and "<current-time>" in text:
-                    last_time_text = text
-                if not aware_of_tasks and "<tasks>" in text:
-                    aware_of_tasks = True
-            elif isinstance(block, ToolCallBlock) and block.name in config.task_tool_names:
+            if last_time_text is not None and aware_of_tasks:
+                break
+            if isinstance(block, HintBlock):
+                if block.source == config.injection_source:
+                    text = _hint_text(block)
+                    if last_time_text is None and "<current-time>" in text:
+                        last_time_text = text
+                    if not aware_of_tasks and "<tasks>" in text:
+                        aware_of_tasks = True
+            elif (
+                not aware_of_tasks
+                and isinstance(block, ToolCallBlock)
+                and block.name in config.task_tool_names
+            ):
                 aware_of_tasks = True
     return last_time_text, aware_of_tasks
 
@@ -250,8 +272,7 @@ def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: dat
     if match is None:
         return True
     try:
-        # naive unless the format carries %z; the recorded zone is attached below
-        last = datetime.strptime(match.group(1).strip(), config.time_format)  # noqa: DTZ007
+        last = _parse_time(match.group(1).strip(), config.time_format)
     except ValueError:  # the format changed since: inject again to be safe
         return True
     if last.tzinfo is None:
@@ -265,14 +286,23 @@ def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: dat
     return not 0 <= elapsed_hours <= config.time_interval
 
 
+@functools.lru_cache(maxsize=64)
+def _parse_time(text: str, time_format: str) -> datetime:
+    """`datetime.strptime`, remembered: every step of a reply re-reads the same recorded time."""
+    # naive unless the format carries %z; the recorded zone is attached by the caller
+    return datetime.strptime(text, time_format)  # noqa: DTZ007
+
+
 def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] | None:
     """(tool name, count) when the latest tool results are `limit`+ identical failing calls."""
     last = context[-1] if context else None
     if last is None or last.role != "assistant":
         return None
-    results = last.get_content_blocks("tool_result")
-    if not results or results[-1].state != ToolResultState.ERROR:
+    # The newest result decides whether there is a streak at all: look at it alone first.
+    newest = next((b for b in reversed(last.content) if isinstance(b, ToolResultBlock)), None)
+    if newest is None or newest.state != ToolResultState.ERROR:
         return None
+    results = last.get_content_blocks("tool_result")
     tool_name = results[-1].name
     streak = []
     for result in reversed(results):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Literal
 
 from agent_core._ids import new_id
 from agent_core._trusted import trusted
@@ -185,34 +185,66 @@ class _Translator:
 async def reason(
     reply_id: str,
     model: ChatModelBase,
-    messages: list[Msg],
-    tools: list[ToolSchema],
+    prompt: Callable[[], Awaitable[list[Msg]]],
+    tools: Callable[[], list[ToolSchema]],
     model_config: ModelConfig,
     tool_choice: str | None = None,
     call: ModelCallHandler = call_model,
 ) -> AsyncIterator[AgentEvent]:
     """Run one model call (with retries and fallback) and yield its events, unfolded.
 
+    The step's prompt and tools are assembled (`prompt()`, then `tools()`) as it starts.
+
     `call` is the (middleware-wrapped) model-call handler. A failed call is retried only while
-    it has emitted no block yet, so a retry never duplicates streamed content.
+    it has emitted no block yet, so a retry never duplicates streamed content. Every START gets
+    its END, so a client can pair them: a failed call closes its open block and ends with
+    `MODEL_CALL_END(interrupted)` (the wire format has no "error" reason; the failure itself is
+    reported by the retry or the reply's end).
 
     Raises:
         ModelError: the call failed for good.
     """
-    offered = [tool.to_dict() for tool in tools]
+    messages = await prompt()
+    offered = [tool.to_dict() for tool in tools()]
     candidates = [model] + ([model_config.fallback_model] if model_config.fallback_model else [])
     for index, current in enumerate(candidates):
         attempt = 0
         while True:
+            # One generator for the whole step, not one per call: every event passes through it.
             started = False
             try:
-                async for event in _one_call(
-                    reply_id, current, messages, offered, tool_choice, call
-                ):
-                    started = started or not isinstance(
-                        event, ModelCallStartEvent | ModelCallEndEvent
+                yield trusted(ModelCallStartEvent, reply_id=reply_id, model_name=current.model)
+                translator = _Translator(reply_id)
+                try:
+                    result = await call(
+                        messages=messages,
+                        tools=offered,
+                        tool_choice=tool_choice,
+                        current_model=current,
                     )
-                    yield event
+                    if isinstance(result, ChatResponse):
+                        for event in translator.final(result):
+                            started = True
+                            yield event
+                    else:
+                        async for chunk in result:
+                            events = (
+                                translator.final(chunk)
+                                if chunk.is_last
+                                else translator.delta(chunk)
+                            )
+                            for event in events:
+                                started = True
+                                yield event
+                        for event in translator.close():
+                            yield event
+                except Exception as exc:
+                    log.warning("model call failed: %s: %s", type(exc).__name__, exc)
+                    for event in translator.close():
+                        yield event
+                    yield _call_end(reply_id, translator, "interrupted")
+                    raise
+                yield _call_end(reply_id, translator, "completed")
                 return
             except Exception as exc:
                 last_candidate = index == len(candidates) - 1
@@ -224,40 +256,6 @@ async def reason(
                     break
                 await asyncio.sleep(model_config.retry_backoff * 2**attempt)
                 attempt += 1
-
-
-async def _one_call(
-    reply_id: str,
-    model: ChatModelBase,
-    messages: list[Msg],
-    tools: list[dict[str, Any]],
-    tool_choice: str | None,
-    call: ModelCallHandler,
-) -> AsyncIterator[AgentEvent]:
-    yield trusted(ModelCallStartEvent, reply_id=reply_id, model_name=model.model)
-    translator = _Translator(reply_id)
-    try:
-        result = await call(
-            messages=messages, tools=tools, tool_choice=tool_choice, current_model=model
-        )
-        if isinstance(result, ChatResponse):
-            for event in translator.final(result):
-                yield event
-        else:
-            async for chunk in result:
-                for event in translator.final(chunk) if chunk.is_last else translator.delta(chunk):
-                    yield event
-            for event in translator.close():
-                yield event
-    except Exception as exc:
-        log.warning("model call failed: %s: %s", type(exc).__name__, exc)
-        # Every START gets its END, so a client can pair them; the wire format has no "error"
-        # reason, and the failure itself is reported by the retry or the reply's end.
-        for event in translator.close():
-            yield event
-        yield _call_end(reply_id, translator, "interrupted")
-        raise
-    yield _call_end(reply_id, translator, "completed")
 
 
 def _call_end(

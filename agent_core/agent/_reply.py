@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agent_core._block_index import BlockIndex
+from agent_core._fold import apply_event
 from agent_core.event import (
     AgentEvent,
     ToolResultEndEvent,
@@ -24,6 +26,7 @@ class ReplyBuilder:
     def __init__(self, msg: Msg, session_id: str) -> None:
         self.msg = msg
         self.session_id = session_id
+        self._blocks = BlockIndex()  # a long reply's deltas find their block without a scan
 
     @property
     def reply_id(self) -> str:
@@ -32,7 +35,7 @@ class ReplyBuilder:
 
     def emit(self, event: AgentEvent) -> AgentEvent:
         """Fold `event` into the reply's Msg and return it for yielding."""
-        self.msg.append_event(event)
+        apply_event(self.msg, event, self._blocks)
         return event
 
     def close_open_calls(

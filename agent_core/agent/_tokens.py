@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core._trusted import trusted
 from agent_core.agent._config import ContextConfig
 from agent_core.message import (
     ContentBlock,
@@ -76,8 +77,15 @@ class ByteTokenCounter:
         """Return the tokens of the schemas' JSON (0 when there are none)."""
         if not tools:
             return 0
-        payload = [tool.model_dump(mode="json") for tool in tools]
-        return self.count_text(json.dumps(payload, ensure_ascii=False))
+        payload = [
+            {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            for tool in tools
+        ]
+        try:
+            text = json.dumps(payload, ensure_ascii=False)
+        except TypeError:  # a schema holding values only pydantic's JSON mode converts
+            text = json.dumps([tool.model_dump(mode="json") for tool in tools], ensure_ascii=False)
+        return self.count_text(text)
 
     def _block(self, block: ContentBlock) -> int:
         match block:
@@ -112,13 +120,46 @@ class CachedTokenCounter(ByteTokenCounter):
     def __init__(self, max_entries: int = 100_000) -> None:
         self._messages: dict[str, int] = {}
         self._blocks: dict[tuple[str, str], int] = {}
+        # An unfinished message (the reply in progress): its finished leading blocks, counted.
+        self._prefixes: dict[str, tuple[int, ContentBlock, int]] = {}
+        self._tools: dict[tuple[tuple[str, str, int], ...], tuple[list[Any], int]] = {}
         self._max_entries = max_entries
 
-    def _remember(self, cache: dict[Any, int], key: Any, value: int) -> int:
+    def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(cache) >= self._max_entries:
             cache.clear()
         cache[key] = value
         return value
+
+    def count_tools(self, tools: Sequence[ToolSchema]) -> int:
+        """The tokens of the schemas' JSON, remembered while the same schemas are offered.
+
+        A schema is recognised by its name, description and input-schema object: one changed
+        in place keeps its count until the counter forgets it.
+        """
+        key = tuple((t.name, t.description, id(t.parameters)) for t in tools)
+        cached = self._tools.get(key)
+        if cached is not None and all(
+            kept is t.parameters for kept, t in zip(cached[0], tools, strict=True)
+        ):
+            return cached[1]
+        count = super().count_tools(tools)
+        self._remember(self._tools, key, ([t.parameters for t in tools], count))
+        return count
+
+    def _count_open(self, msg: Msg) -> int:
+        """The tokens of a message still being written, its finished leading blocks once."""
+        content = msg.content
+        done, last, count = self._prefixes.get(msg.id, (0, None, 0))
+        if done > len(content) or (done and content[done - 1] is not last):
+            done, count = 0, 0  # changed in place: count it afresh
+        start = done
+        while done < len(content) and content[done].finished_at is not None:
+            done += 1
+        count += self.count_blocks(content[start:done])
+        if done:
+            self._remember(self._prefixes, msg.id, (done, content[done - 1], count))
+        return count + self.count_blocks(content[done:])
 
     def count_messages(self, msgs: Sequence[Msg]) -> int:
         """Sum of the messages' tokens, finished ones counted once."""
@@ -128,9 +169,10 @@ class CachedTokenCounter(ByteTokenCounter):
             if cached is not None:
                 total += cached
                 continue
-            count = self.count_blocks(msg.content)
             if msg.finished_at is not None or msg.role != "assistant":
-                self._remember(self._messages, msg.id, count)
+                count = self._remember(self._messages, msg.id, self.count_blocks(msg.content))
+            else:
+                count = self._count_open(msg)
             total += count
         return total
 
@@ -214,15 +256,18 @@ def measure_context(
 ) -> ContextUsage:
     """Count the prompt's tokens, layer by layer, against the thresholds of `config`."""
     counter = counter or DEFAULT_COUNTER
-    return ContextUsage(
+    # Measured before every reasoning step, from counts that are ints by construction.
+    return trusted(
+        ContextUsage,
         system_prompt_tokens=counter.count_text(system_prompt),
         summary_tokens=count_content(summary, counter),
         context_tokens=counter.count_messages(context),
         tools_tokens=counter.count_tools(tools),
         context_length=model_context_length,
-        threshold=config.trigger_ratio * model_context_length,
-        buffer_threshold=(config.trigger_ratio - config.context_buffer_ratio)
-        * model_context_length,
+        threshold=float(config.trigger_ratio * model_context_length),
+        buffer_threshold=float(
+            (config.trigger_ratio - config.context_buffer_ratio) * model_context_length
+        ),
     )
 
 

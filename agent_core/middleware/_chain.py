@@ -155,6 +155,11 @@ class MiddlewareChain:
         return _onion(self._agent, self._compress, handler)
 
     @property
+    def wraps_reply(self) -> bool:
+        """Whether a middleware hooks the whole reply (`wrap_reply` returns another handler)."""
+        return bool(self._reply)
+
+    @property
     def sees_compression(self) -> bool:
         """Whether a middleware hooks context compression or the prompt it measures."""
         return bool(self._compress or self._system_prompt)

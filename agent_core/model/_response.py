@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id, now_iso
+from agent_core._trusted import trusted
 from agent_core.message import (
     Base64Source,
     DataBlock,
@@ -108,10 +109,11 @@ class _Block:
 
     def build(self) -> TextBlock | ThinkingBlock | ToolCallBlock | DataBlock:
         block = self.first
+        # Text and thinking blocks hold only immutable values: a shallow copy is a whole one.
         if isinstance(block, TextBlock):
-            return block.model_copy(update={"text": "".join(self.parts)}, deep=True)
+            return block.model_copy(update={"text": "".join(self.parts)})
         if isinstance(block, ThinkingBlock):
-            return block.model_copy(update={"thinking": "".join(self.parts)}, deep=True)
+            return block.model_copy(update={"thinking": "".join(self.parts)})
         if isinstance(block, ToolCallBlock):
             return block.model_copy(update={"input": "".join(self.parts)}, deep=True)
         if self.audio:
@@ -163,12 +165,12 @@ class ResponseAccumulator:
 
     def build(self, finished_reason: FinishedReason = FinishedReason.COMPLETED) -> ChatResponse:
         """Return the accumulated answer as a final (`is_last=True`) response."""
-        response = ChatResponse(
+        known = {} if self.id is None else {"id": self.id}
+        return trusted(
+            ChatResponse,
             content=[block.build() for block in self._blocks.values()],
             is_last=True,
             usage=self.usage,
             finished_reason=finished_reason,
+            **known,
         )
-        if self.id is not None:
-            response.id = self.id
-        return response

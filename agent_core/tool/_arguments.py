@@ -11,12 +11,13 @@ import functools
 import json
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import SchemaError
-from jsonschema import ValidationError as SchemaViolation
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+if TYPE_CHECKING:
+    # jsonschema (and its referencing and rpds dependencies) loads on the first tool call,
+    # not with every process that merely imports the toolkit.
+    from jsonschema import ValidationError as SchemaViolation
+    from jsonschema.protocols import Validator
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ def argument_errors(
         None when the arguments fit; otherwise a message with one line per problem, naming the
         field and its expected shape, followed by the tool's whole signature.
     """
+    if _plainly_valid(schema, arguments):
+        return None
     validator = _validator(json.dumps(schema, default=str))
     if isinstance(validator, str):
         logger.warning("tool %r has an invalid input schema: %s", tool_name, validator)
@@ -61,6 +64,47 @@ def argument_errors(
     return "\n".join(lines)
 
 
+_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description"}
+)
+_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples"})
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def _plainly_valid(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    """Whether `arguments` certainly fit `schema`, checked without a validator.
+
+    Most tools take a few scalar arguments; for an object schema of scalar-typed properties
+    (annotations aside) the check is a type test per argument, where a JSON Schema validator
+    costs tens of microseconds. False when they do not fit, and whenever the schema says more
+    than this reads: the validator then decides, and words the problems.
+    """
+    if schema.keys() - _OBJECT_KEYS or schema.get("type") != "object":
+        return False
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or extra is not False:
+        return False
+    if any(name not in arguments for name in required):
+        return False
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if not isinstance(prop, dict) or prop.keys() - _ANNOTATIONS:
+            return False
+        kind = prop.get("type")
+        kinds = _SCALARS.get(kind) if isinstance(kind, str) else None
+        # Exact types: a bool is no JSON integer, and a validator may judge 1.0 either way.
+        if kinds is None or type(value) not in kinds:
+            return False
+    return True
+
+
 @functools.lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Validator | str:
     """The validator of a schema (given as JSON), or why the schema is invalid.
@@ -68,6 +112,9 @@ def _validator(schema_json: str) -> Validator | str:
     Checking a schema costs far more than checking arguments against it, and a tool's schema is
     the same on every call, so each distinct schema is checked once.
     """
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     schema = json.loads(schema_json)
     cls = validator_for(schema)
     try:
@@ -90,6 +137,9 @@ def drop_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) ->
         if not isinstance(prop, Mapping):
             continue
         probe = {"properties": {name: prop}, "$defs": schema.get("$defs", {})}
+        from jsonschema import SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             allows_null = validator_for(schema)(probe).is_valid({name: None})
         except SchemaError:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_core._trusted import trusted
 from agent_core.message import DataOrText, ToolResultState
 from agent_core.model.base import ToolSchema
 from agent_core.permission.types import (
@@ -82,9 +83,12 @@ class ToolBase(ABC):
 
     def schema(self) -> ToolSchema:
         """Return the tool as the model sees it."""
-        return ToolSchema(
-            name=self.name, description=self.description, parameters=self.input_schema
-        )
+        name, description, parameters = self.name, self.description, self.input_schema
+        if type(name) is str and type(description) is str and type(parameters) is dict:
+            # Asked for twice per reasoning step: typed attributes need no validation. The
+            # schema is the tool's own (models and formatters read it, never change it).
+            return trusted(ToolSchema, name=name, description=description, parameters=parameters)
+        return ToolSchema(name=name, description=description, parameters=parameters)
 
     # `*args` keeps the signature gradual so subclasses can declare their real parameters; the
     # toolkit always calls with keyword arguments only.

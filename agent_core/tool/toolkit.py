@@ -182,6 +182,8 @@ class Toolkit:
         Servers and skill sources are handled concurrently; one that fails is recorded in
         `mcp_errors` / `skill_errors` and is not retried until `aclose()`.
         """
+        if all(s.prepared for s in self._servers.values()) and all(s.loaded for s in self._sources):
+            return  # the common case, every reply: no lock to take
         async with self._lock:
             servers = [server for server in self._servers.values() if not server.prepared]
             sources = [source for source in self._sources if not source.loaded]
@@ -273,6 +275,8 @@ class Toolkit:
         Returns:
             The section, or an empty string when no skill is listed.
         """
+        if not self._skills:
+            return ""
         exposed = {BASIC_GROUP, *self.active_groups(agent_state)}
         return skills_prompt_fragment([s for s, group in self._skills.values() if group in exposed])
 

@@ -2,7 +2,8 @@
 
 Each module is imported in a fresh interpreter, as a Ray worker does when it starts an actor,
 and the modules it loaded are checked: no HTTP layer, no command-line toolkits, no model
-provider, and no SDK of a workspace backend or of MCP until something uses it.
+provider, no SDK of a workspace backend or of MCP, no scheduler, no tracing SDK and no runtime
+client until something uses it.
 """
 
 from __future__ import annotations
@@ -33,15 +34,18 @@ FORBIDDEN = (
     "agent_core.model.deepseek",
     "agent_core.model.moonshot",
     "agent_core.model.xai",
+    "apscheduler",
+    "opentelemetry.sdk.trace",
+    "actors.client",
 )
 
 
-def loaded_after_import(module: str) -> set[str]:
-    """The forbidden modules a fresh interpreter holds after importing `module`."""
+def loaded_after_import(module: str, watched: tuple[str, ...] = FORBIDDEN) -> set[str]:
+    """The `watched` modules a fresh interpreter holds after importing `module`."""
     code = (
         "import json, sys\n"
         f"import {module}\n"
-        f"print(json.dumps(sorted(m for m in {FORBIDDEN!r} if m in sys.modules)))\n"
+        f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
@@ -75,3 +79,12 @@ def test_a_provider_loads_on_first_use() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
     ).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_workspace_actor_loads_no_redis_client() -> None:
+    assert loaded_after_import("actors.workspaces.host", ("redis",)) == set()
+
+
+def test_the_agent_loads_no_json_schema_validator_before_a_tool_call() -> None:
+    # Ray loads jsonschema itself: only a process without Ray shows the difference.
+    assert loaded_after_import("agent_core.agent", ("jsonschema",)) == set()

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted, trusted_checked
 from agent_core.event import HintBlockEvent, ReplyEndEvent, TextBlockDeltaEvent
-from agent_core.message import ErrorInfo, Msg, ReplyFinishedReason, ToolCallBlock, URLSource
+from agent_core.message import (
+    ErrorInfo,
+    Msg,
+    ReplyFinishedReason,
+    TextBlock,
+    ToolCallBlock,
+    URLSource,
+    UserMsg,
+)
 
 
 @pytest.mark.parametrize(
@@ -51,3 +59,24 @@ def test_a_missing_required_field_is_refused() -> None:
 def test_models_whose_validators_rewrite_data_are_refused(cls: type) -> None:
     with pytest.raises(TypeError, match="without validation"):
         trusted(cls)
+
+
+def test_a_checked_message_equals_the_validated_one() -> None:
+    text = TextBlock(id="b1", created_at="2026-01-01T00:00:00+00:00", text="hi")
+    fields = {"name": "u", "role": "user", "id": "m1", "created_at": "2026-01-01T00:00:00+00:00"}
+    built = trusted_checked(Msg, content=[text], **fields)
+    validated = Msg.model_validate({**fields, "content": [text]})
+    assert built == validated
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_fields_set == validated.model_fields_set
+
+
+def test_a_text_message_is_built_as_validation_builds_it() -> None:
+    quick = UserMsg("u", "hi")
+    validated = Msg.model_validate({"name": "u", "role": "user", "content": "hi"})
+    assert quick.model_fields_set == validated.model_fields_set
+    assert quick.content[0].model_fields_set == validated.content[0].model_fields_set
+    assert quick.model_dump(exclude={"id", "created_at", "content"}) == validated.model_dump(
+        exclude={"id", "created_at", "content"}
+    )
+    assert quick.get_text_content() == "hi"

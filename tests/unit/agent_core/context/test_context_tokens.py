@@ -7,6 +7,7 @@ from agent_core.agent._config import ContextConfig
 from agent_core.agent._tokens import (
     DATA_BLOCK_TOKENS,
     ByteTokenCounter,
+    CachedTokenCounter,
     count_content,
     count_messages,
     count_text,
@@ -158,3 +159,27 @@ def test_the_buffer_must_be_smaller_than_the_trigger_ratio() -> None:
         ContextConfig(trigger_ratio=0.2, context_buffer_ratio=0.2)
     with pytest.raises(ValidationError):
         ContextConfig(trigger_ratio=0.95)
+
+
+def test_the_cached_counter_counts_a_reply_in_progress_as_the_plain_one_does() -> None:
+    cached, plain = CachedTokenCounter(), ByteTokenCounter()
+    reply = Msg(name="bot", role="assistant", content=[])
+    for step in range(6):
+        block = TextBlock(text="x" * (step + 1) * 3)
+        reply.content.append(block)
+        assert cached.count_messages([reply]) == plain.count_messages([reply])
+        block.text += "more"  # still streaming: not counted from memory
+        assert cached.count_messages([reply]) == plain.count_messages([reply])
+        block.finished_at = "2026-01-01T00:00:00+00:00"
+        assert cached.count_messages([reply]) == plain.count_messages([reply])
+    reply.content.pop(2)  # changed in place: counted afresh
+    assert cached.count_messages([reply]) == plain.count_messages([reply])
+
+
+def test_the_cached_counter_counts_tools_anew_when_a_schema_is_replaced() -> None:
+    cached, plain = CachedTokenCounter(), ByteTokenCounter()
+    small = ToolSchema(name="t", description="d", parameters={"type": "object"})
+    assert cached.count_tools([small]) == plain.count_tools([small])
+    assert cached.count_tools([small]) == plain.count_tools([small])
+    bigger = small.model_copy(update={"parameters": {"type": "object", "properties": {"x": {}}}})
+    assert cached.count_tools([bigger]) == plain.count_tools([bigger]) > plain.count_tools([small])

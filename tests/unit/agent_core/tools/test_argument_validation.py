@@ -8,11 +8,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import pytest
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
 from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.state import AgentState
 from agent_core.tool import FunctionTool, Read, TaskCreate, ToolBase, ToolChunk, Toolkit
+from agent_core.tool._arguments import _plainly_valid, argument_errors
 
 
 class Say(ToolBase):
@@ -150,3 +153,46 @@ async def test_null_for_an_optional_argument_means_not_given(tmp_path: Path) -> 
     assert "     1\tone" in read
     assert say.calls == [{"content": "hi", "to": None}]  # null is allowed there: passed on
     assert "- file_path: expected string, got null null" in missing
+
+
+_SCALAR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "description": "A count."},
+        "x": {"type": "number"},
+        "s": {"type": "string", "default": ""},
+        "b": {"type": "boolean"},
+    },
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"n": 1},
+        {"n": 1, "x": 2.5, "s": "a", "b": True},
+        {"n": 1, "x": 2},
+        {"n": True},
+        {"n": 1.0},
+        {"n": "1"},
+        {"x": 1.5},
+        {"n": 1, "extra": 1},
+        {"n": 1, "b": 0},
+        {"n": 1, "s": None},
+    ],
+)
+def test_the_quick_check_accepts_only_what_the_validator_accepts(arguments: dict[str, Any]) -> None:
+    validator = Draft202012Validator(_SCALAR_SCHEMA)
+    if _plainly_valid(_SCALAR_SCHEMA, arguments):
+        assert validator.is_valid(arguments)
+    assert (argument_errors("t", _SCALAR_SCHEMA, arguments) is None) == validator.is_valid(
+        arguments
+    )
+
+
+def test_a_schema_beyond_the_quick_check_goes_to_the_validator() -> None:
+    bounded = {**_SCALAR_SCHEMA, "properties": {"n": {"type": "integer", "minimum": 5}}}
+    assert not _plainly_valid(bounded, {"n": 1})
+    assert argument_errors("t", bounded, {"n": 1}) is not None
