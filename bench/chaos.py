@@ -161,6 +161,16 @@ async def running_sessions(api: httpx.AsyncClient, sessions: list[Session]) -> l
     return running
 
 
+async def new_session(api: httpx.AsyncClient, model_url: str) -> Session:
+    """A session whose tools run without asking (the probes must not wait for a user)."""
+    session = Session(*await make_session(api, model_url, USER))
+    patch = await api.patch(
+        f"/sessions/{session.session_id}", json={"permission_mode": "bypass"}, headers=USER
+    )
+    patch.raise_for_status()
+    return session
+
+
 @contextmanager
 def stack_for(fault: str) -> Iterator[Any]:
     """The in-process stack, or for `all` a `troupe serve` process group on a fresh data dir."""
@@ -196,10 +206,7 @@ async def run(fault: str, count: int, turns: int) -> None:
     with stack_for(fault) as stack:
         stack.model_server.reply_func = answerer(tool_timeout + 4)
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as api:
-            sessions = [
-                Session(*await make_session(api, stack.model_server.base_url, USER))
-                for _ in range(count)
-            ]
+            sessions = [await new_session(api, stack.model_server.base_url) for _ in range(count)]
             drivers = [asyncio.create_task(drive(api, s, turns)) for s in sessions]
             faulted = await strike_moment(api, sessions, fault)
             fault_at = time.monotonic()
