@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -60,7 +61,8 @@ class ServeProcess:
         deadline = started + within
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"troupe serve exited {self.process.returncode}")
+                tail = (self.data_dir / "serve.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"troupe serve exited {self.process.returncode}:\n{tail}")
             try:
                 health = httpx.get(f"{self.base_url}/health", timeout=2)
                 if health.status_code == 200 and health.json().get("status") == "ok":
@@ -75,6 +77,9 @@ class ServeProcess:
         assert self.process is not None
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        # Serve's proxy (a Ray worker, outside the group) lets go of the port a moment later.
+        while not _port_free(self.port):
+            time.sleep(0.05)
 
     def _redis_url(self) -> str:
         assert self.process is not None
@@ -84,6 +89,16 @@ class ServeProcess:
             if "redis-server" in title:
                 return f"redis://127.0.0.1:{title.split()[1].rsplit(':', 1)[1]}/0"
         raise RuntimeError("the server runs no embedded redis-server")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 @contextmanager

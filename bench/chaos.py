@@ -58,9 +58,9 @@ def answerer(probe_seconds: float) -> Callable[[dict[str, Any]], ScriptedReply]:
     tool timeout (it finishes in the background `probe_seconds` after it started)."""
 
     def answer(body: dict[str, Any]) -> ScriptedReply:
-        last = body["messages"][-1]
+        last = (body.get("messages") or [{}])[-1]
         text = str(last.get("content", ""))
-        if last["role"] == "user" and PROBE in text and "system-notification" not in text:
+        if last.get("role") == "user" and PROBE in text and "system-notification" not in text:
             command = {"command": f"sleep {probe_seconds:g} && echo probe-done", "description": "p"}
             call = (f"p{time.monotonic_ns()}", "Bash", command)
             return ScriptedReply(tool_calls=[call], delay=0.5)

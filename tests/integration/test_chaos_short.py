@@ -18,7 +18,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("fault", ["actor", "replica", "redis", "all"])
+@pytest.mark.parametrize(
+    "fault", ["actor", "replica", "redis", pytest.param("all", marks=pytest.mark.slow)]
+)
 def test_a_fault_loses_duplicates_and_strands_no_turn(fault: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("TROUPE_REDIS_URL", "RAY_ADDRESS")}
     env["PYTHONPATH"] = str(ROOT)
