@@ -92,6 +92,9 @@ def _bind_replica_grpc_to_node_ip() -> None:
     replica.add_port_to_grpc_server = add_port_on_node_ip
 
 
+_HEALTH_CHECK_PERIOD_S = 1.0
+
+
 def application(
     settings: RuntimeSettings,
     replicas: int = 1,
@@ -110,6 +113,9 @@ def application(
         num_replicas=replicas,
         max_ongoing_requests=1000,
         ray_actor_options={"num_cpus": 0},
+        # Serve notices a dead replica at its next health check (default: 10 s): every turn
+        # waits that long for the API to come back.
+        health_check_period_s=_HEALTH_CHECK_PERIOD_S,
     )
     @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares), auth))
     class TroupeAPI:
