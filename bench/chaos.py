@@ -181,7 +181,7 @@ def stack_for(fault: str) -> Iterator[Any]:
         ):
             yield server
     else:
-        with service_stack(tool_timeout=1.0, sweep_interval=1.0) as stack:
+        with service_stack(tool_timeout=1.0) as stack:  # the default sweep interval
             yield stack
 
 
