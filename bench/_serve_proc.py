@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 from actors.settings import RuntimeSettings
 from tests.support.openai_server import OpenAIWireServer
 

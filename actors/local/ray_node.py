@@ -10,7 +10,7 @@ and a log monitor. A single-node server reads none of them unless the dashboard 
 - the autoscaler's monitor never runs (a local node has nothing to scale);
 - the log monitor runs only when worker output is relayed to this process (`log_to_driver`).
 
-Its workers die with their raylet (`actors._parent_watch`), which dies with this process: a
+Its workers die with their raylet (`actors.local._parent_watch`), which dies with this process: a
 killed server leaves no worker serving on.
 
 The node is started as `ray.init()` starts its own (Ray's `Node`, written against Ray 2.60),
@@ -33,7 +33,7 @@ import ray._private.node as ray_node
 import ray._private.services as ray_services
 from ray._private.parameter import RayParams
 
-from actors._parent_watch import die_with_parent
+from actors.local._parent_watch import die_with_parent
 
 __all__ = ["LocalRay"]
 

@@ -18,7 +18,7 @@ import httpx
 import psutil
 import pytest
 
-from actors._ports import find_free_port
+from actors.local._ports import find_free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis]
 
