@@ -20,6 +20,7 @@
     ├── SessionUnavailable       the session's actor could not be reached or activated
     ├── SecretKeyError           the secret key is malformed or cannot decrypt a stored secret
     └── SessionFenced            a newer owner of the session exists; this one must stop
+        └── StaleGeneration      a newer server started on this Redis; this one is stale
 
 Every exception pickles (Ray re-raises them across processes).
 """
@@ -123,6 +124,10 @@ class SessionUnavailable(RuntimeErrorBase):
 
 class SessionFenced(RuntimeErrorBase):
     """A newer owner of the session holds its lease; the stale owner may not write."""
+
+
+class StaleGeneration(SessionFenced):
+    """A newer server (cluster generation) started on this Redis; this process may not write."""
 
 
 class SecretKeyError(RuntimeErrorBase):

@@ -165,6 +165,12 @@ class RuntimeSettings(BaseModel):
     workspace_ttl: float = Field(
         default=3600.0, gt=0, description="Seconds an unused workspace stays open."
     )
+    generation: int = Field(
+        default=0,
+        ge=0,
+        description="The cluster generation of the deployment (`actors.bus.generation`): writes of "
+        "an older one are refused; 0: unfenced (no deployment claimed one).",
+    )
     secret_key: str | None = Field(
         default=None,
         repr=False,

@@ -64,13 +64,19 @@ def wire(settings: RuntimeSettings, dispatcher: Callable[[Redis], D]) -> Runtime
     register_credential_types(settings.credential_types)
     redis = connect(settings.redis_url)
     keys = ScheduleKeys(settings.key_prefix)
-    bus = RedisMessageBus(redis, keys, settings.inbox_maxlen, settings.event_log_maxlen)
+    bus = RedisMessageBus(
+        redis,
+        keys,
+        settings.inbox_maxlen,
+        settings.event_log_maxlen,
+        generation=settings.generation,
+    )
     dispatch = dispatcher(redis)
     return RuntimeParts(
         settings=settings,
         redis=redis,
         keys=keys,
-        storage=RedisStorage(redis, keys, settings.secret_key),
+        storage=RedisStorage(redis, keys, settings.secret_key, generation=settings.generation),
         bus=bus,
         dispatcher=dispatch,
         mailbox=Mailbox(bus, dispatch),

@@ -6,13 +6,15 @@ fault strikes:
 
 * ``actor``   — SIGKILL of the session hosts (or dedicated actors) replying at that moment;
 * ``replica`` — SIGKILL of the Serve replica(s);
-* ``redis``   — Redis stopped for ~2 s and restarted while replies run.
+* ``redis``   — Redis stopped for ~2 s and restarted while replies run;
+* ``all``     — SIGKILL of a whole `troupe serve` process group (its Ray head and workers, the
+  API, its embedded Redis) while background probes run, then a restart on the same data dir.
 
 Then every session is audited: its transcript (each turn's input answered once), its event log
 (`actors.ops.audit`: one end per reply, nothing answered twice) and its error replies; and the time
 from the fault to each faulted session's next completed reply.
 
-Run: python bench/chaos.py [--fault actor|replica|redis] [--sessions 20] [--turns 5]
+Run: python bench/chaos.py [--fault actor|replica|redis|all] [--sessions 20] [--turns 5]
 """
 
 from __future__ import annotations
@@ -21,13 +23,18 @@ import argparse
 import asyncio
 import os
 import signal
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import ray
 from _harness import service_stack
+from _serve_proc import serve_process
 from ray._private import state as ray_state
 
 from actors.bus.keys import Keys
@@ -42,16 +49,24 @@ from tests.support.ray_actors import home_name
 USER = {"X-User-ID": "chaos"}
 PROBE = "probe"
 TURN_DEADLINE = 90.0
+ACCEPT_ATTEMPTS = 240  # x 0.5 s: a whole server restarts within this
+TOOL_TIMEOUT = {"all": 10.0}  # `troupe serve`'s default; the in-process stack's is 1 s
 
 
-def answer(body: dict[str, Any]) -> ScriptedReply:
-    """About a second per answer; a probe turn first starts a background Bash command."""
-    last = body["messages"][-1]
-    text = str(last.get("content", ""))
-    if last["role"] == "user" and PROBE in text and "system-notification" not in text:
-        command = {"command": "sleep 3 && echo probe-done", "description": "probe"}
-        return ScriptedReply(tool_calls=[(f"p{time.monotonic_ns()}", "Bash", command)], delay=0.5)
-    return ScriptedReply(text="Answer to the turn.", delay=0.5, chunk_delay=0.1)
+def answerer(probe_seconds: float) -> Callable[[dict[str, Any]], ScriptedReply]:
+    """About a second per answer; a probe turn first starts a Bash command that outlasts the
+    tool timeout (it finishes in the background `probe_seconds` after it started)."""
+
+    def answer(body: dict[str, Any]) -> ScriptedReply:
+        last = (body.get("messages") or [{}])[-1]
+        text = str(last.get("content", ""))
+        if last.get("role") == "user" and PROBE in text and "system-notification" not in text:
+            command = {"command": f"sleep {probe_seconds:g} && echo probe-done", "description": "p"}
+            call = (f"p{time.monotonic_ns()}", "Bash", command)
+            return ScriptedReply(tool_calls=[call], delay=0.5)
+        return ScriptedReply(text="Answer to the turn.", delay=0.5, chunk_delay=0.1)
+
+    return answer
 
 
 @dataclass
@@ -88,7 +103,7 @@ async def wait_answered(api: httpx.AsyncClient, session: Session, text: str) -> 
 async def drive(api: httpx.AsyncClient, session: Session, turns: int) -> None:
     for turn in range(turns):
         text = f"{session.session_id} turn {turn}" + (f" {PROBE}" if turn == 1 else "")
-        for _ in range(60):  # the API may be down (replica fault): retry until accepted
+        for _ in range(ACCEPT_ATTEMPTS):  # the API may be down: retry until accepted
             try:
                 response = await post_chat(api, session.agent_id, session.session_id, text, USER)
                 if response.status_code == 200:
@@ -146,50 +161,89 @@ async def running_sessions(api: httpx.AsyncClient, sessions: list[Session]) -> l
     return running
 
 
+async def new_session(api: httpx.AsyncClient, model_url: str) -> Session:
+    """A session whose tools run without asking (the probes must not wait for a user)."""
+    session = Session(*await make_session(api, model_url, USER))
+    patch = await api.patch(
+        f"/sessions/{session.session_id}", json={"permission_mode": "bypass"}, headers=USER
+    )
+    patch.raise_for_status()
+    return session
+
+
+@contextmanager
+def stack_for(fault: str) -> Iterator[Any]:
+    """The in-process stack, or for `all` a `troupe serve` process group on a fresh data dir."""
+    if fault == "all":
+        with (
+            tempfile.TemporaryDirectory(prefix="chaos-", ignore_cleanup_errors=True) as data,
+            serve_process(Path(data)) as server,
+        ):
+            yield server
+    else:
+        with service_stack(tool_timeout=1.0) as stack:  # the default sweep interval
+            yield stack
+
+
+async def strike_moment(api: httpx.AsyncClient, sessions: list[Session], fault: str) -> list[str]:
+    """Wait for the moment to strike; return the sessions it catches replying."""
+    faulted: list[str] = []
+    for _ in range(240):
+        if fault == "all":  # probes in the background: their turn was answered
+            if sum(len(s.replies_done) >= 2 for s in sessions) >= max(1, len(sessions) // 4):
+                return [s.session_id for s in sessions]
+        else:  # replies in full swing
+            faulted = await running_sessions(api, sessions)
+            if len(faulted) >= max(1, len(sessions) // 4):
+                break
+        await asyncio.sleep(0.25)
+    return faulted
+
+
 async def run(fault: str, count: int, turns: int) -> None:
-    with service_stack(tool_timeout=1.0, sweep_interval=1.0) as stack:
-        stack.model_server.reply_func = answer
+    tool_timeout = TOOL_TIMEOUT.get(fault, 1.0)
+    restart = 0.0
+    with stack_for(fault) as stack:
+        stack.model_server.reply_func = answerer(tool_timeout + 4)
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as api:
-            sessions = [
-                Session(*await make_session(api, stack.model_server.base_url, USER))
-                for _ in range(count)
-            ]
+            sessions = [await new_session(api, stack.model_server.base_url) for _ in range(count)]
             drivers = [asyncio.create_task(drive(api, s, turns)) for s in sessions]
-            faulted: list[str] = []
-            for _ in range(120):  # strike while replies are in full swing
-                faulted = await running_sessions(api, sessions)
-                if len(faulted) >= max(1, count // 4):
-                    break
-                await asyncio.sleep(0.25)
+            faulted = await strike_moment(api, sessions, fault)
             fault_at = time.monotonic()
             if fault == "actor":
                 hit = kill_actors(stack.settings, faulted)
             elif fault == "replica":
                 hit = kill_replicas()
                 faulted = [s.session_id for s in sessions]
-            else:
+            elif fault == "redis":
                 redis = stack.redis
                 redis.stop()
                 await asyncio.sleep(2)
                 await asyncio.to_thread(redis.start)
                 hit = 1
+            else:
+                stack.kill()
+                restart = await asyncio.to_thread(stack.start)
+                hit = 1
             await asyncio.gather(*drivers)
-            await asyncio.sleep(6)  # background probes finish and are answered
-        redis_client = connect(stack.settings.redis_url)
-        keys = Keys(stack.settings.key_prefix)
-        storage = RedisStorage(redis_client, keys)
-        bus = RedisMessageBus(redis_client, keys)
-        lost = duplicated = errors = violations = probes = 0
-        for session in sessions:
-            audit = await audit_session(storage, bus, session.session_id)
-            violations += len(audit.violations)
-            errors += audit.errors
-            history, _ = await storage.list_messages(session.session_id, None, 1000)
-            texts = [m.get_text_content() or "" for m in history if m.role == "user"]
-            lost += sum(1 for t in session.sent if t not in texts)
-            duplicated += sum(texts.count(t) - 1 for t in set(texts) if texts.count(t) > 1)
-            probes += any("probe-done" in str(m.content) for m in history)
-        await redis_client.aclose()
+            await asyncio.sleep(tool_timeout + 6)  # background probes finish and are answered
+            redis_client = connect(stack.settings.redis_url)
+            keys = Keys(stack.settings.key_prefix)
+            storage = RedisStorage(redis_client, keys)
+            bus = RedisMessageBus(redis_client, keys)
+            lost = duplicated = errors = violations = probes = 0
+            for session in sessions:
+                audit = await audit_session(storage, bus, session.session_id)
+                violations += len(audit.violations)
+                errors += audit.errors
+                history, _ = await storage.list_messages(session.session_id, None, 1000)
+                texts = [m.get_text_content() or "" for m in history if m.role == "user"]
+                lost += sum(1 for t in session.sent if t not in texts)
+                duplicated += sum(texts.count(t) - 1 for t in set(texts) if texts.count(t) > 1)
+                # The probe's output, not its command line (`echo probe-done`) in the tool call.
+                outputs = [str(m.content).replace("echo probe-done", "") for m in history]
+                probes += any("probe-done" in text for text in outputs)
+            await redis_client.aclose()
     recovery = [
         min((t - fault_at for t in s.replies_done if t > fault_at), default=float("inf"))
         for s in sessions
@@ -197,6 +251,8 @@ async def run(fault: str, count: int, turns: int) -> None:
     ]
     stuck = sum(s.stuck for s in sessions)
     print(f"fault={fault} sessions={count} turns={turns} hit={hit}")
+    if restart:
+        print(f"  whole-server restart: API answering {restart:.1f} s after the kill")
     print(f"  turns sent: {sum(len(s.sent) for s in sessions)}")
     print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
     print(f"  invariant violations (doctor): {violations}")
@@ -213,7 +269,7 @@ async def run(fault: str, count: int, turns: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fault", choices=["actor", "replica", "redis"], default="actor")
+    parser.add_argument("--fault", choices=["actor", "replica", "redis", "all"], default="actor")
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--turns", type=int, default=5)
     args = parser.parse_args()

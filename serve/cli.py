@@ -234,6 +234,8 @@ def serve_command(args: argparse.Namespace) -> None:
         claim_port(args.host, args.port)
         listener = StartingListener(args.host, args.port)
         stack.callback(listener.close)
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
         from actors.local.embedded_redis import EmbeddedRedisError
         from workspaces import WorkspaceError
 
@@ -241,6 +243,8 @@ def serve_command(args: argparse.Namespace) -> None:
             _serve(args, stack, listener)
         except (EmbeddedRedisError, WorkspaceError) as exc:
             raise StartupError(str(exc).splitlines()[0]) from exc
+        except RedisConnectionError as exc:  # the deployment claims its generation there
+            raise StartupError(f"cannot reach Redis: {exc}") from exc
 
 
 def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListener) -> None:
@@ -268,6 +272,9 @@ def _serve(args: argparse.Namespace, stack: ExitStack, listener: StartingListene
     dashboard_url = _start_ray(args, settings.namespace, stack)
     from serve import deployment
     from serve.app import cors_middleware
+
+    # Before anything is deployed: a Redis that cannot be reached stops the start-up here.
+    settings = deployment.claimed(settings)
 
     base_url = f"http://{_url_host(args.host)}:{args.port}"
     auth = _auth_mode(args)

@@ -19,6 +19,8 @@ from ray.serve.schema import LoggingConfig
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from actors.bus.generation import claim_generation
+from actors.bus.keys import Keys
 from actors.settings import RuntimeSettings
 from serve.app import create_app
 from serve.auth import AUTH_MODES, AuthMode
@@ -90,6 +92,9 @@ def _bind_replica_grpc_to_node_ip() -> None:
     replica.add_port_to_grpc_server = add_port_on_node_ip
 
 
+_HEALTH_CHECK_PERIOD_S = 1.0
+
+
 def application(
     settings: RuntimeSettings,
     replicas: int = 1,
@@ -108,6 +113,9 @@ def application(
         num_replicas=replicas,
         max_ongoing_requests=1000,
         ray_actor_options={"num_cpus": 0},
+        # Serve notices a dead replica at its next health check (default: 10 s): every turn
+        # waits that long for the API to come back.
+        health_check_period_s=_HEALTH_CHECK_PERIOD_S,
     )
     @serve.ingress(_app_builder(settings.model_dump(), list(extra_middlewares), auth))
     class TroupeAPI:
@@ -135,6 +143,7 @@ def deploy(
     with `access_log`); `auth` is the identity scheme (`serve.auth`). Returns once the
     application is submitted; `status` tells when it runs.
     """
+    settings = claimed(settings)
     logging_config = LoggingConfig(log_level=log_level, enable_access_log=access_log)
     # Serve's logger in this process is set up (at INFO) when `ray.serve` is imported.
     logging.getLogger(SERVE_LOGGER_NAME).setLevel(log_level)
@@ -145,6 +154,18 @@ def deploy(
     )
     app = application(settings, replicas, extra_middlewares, auth)
     serve.run(app, name=APP_NAME, route_prefix="/", blocking=False, logging_config=logging_config)
+
+
+def claimed(settings: RuntimeSettings) -> RuntimeSettings:
+    """`settings` with the cluster generation of the Ray this process is connected to.
+
+    The first deployment on a Ray cluster claims a new generation, which fences out every
+    process of the servers before it (`actors.bus.generation`).
+    """
+    # The session name is unique to one start of a Ray cluster (Ray has no public accessor).
+    cluster = ray._private.worker.global_worker.node.session_name
+    generation = claim_generation(settings.redis_url, Keys(settings.key_prefix), cluster)
+    return settings.model_copy(update={"generation": generation})
 
 
 def status() -> str:
@@ -211,7 +232,7 @@ def run_uvicorn(
     """
     env = {
         **os.environ,
-        _INGRESS_SETTINGS: settings.model_dump_json(),
+        _INGRESS_SETTINGS: claimed(settings).model_dump_json(),
         _INGRESS_CORS: ",".join(cors_origins),
         _INGRESS_AUTH: auth,
         "RAY_ADDRESS": ray.get_runtime_context().gcs_address,

@@ -42,6 +42,7 @@ from actors.errors import (
     NotFound,
     RuntimeErrorBase,
     SessionUnavailable,
+    StaleGeneration,
     StorageUnavailable,
 )
 
@@ -54,6 +55,7 @@ _STATUS: list[tuple[type[Exception], int]] = [
     (InboxFull, 429),
     (StorageUnavailable, 503),
     (SessionUnavailable, 503),
+    (StaleGeneration, 503),  # this process belongs to a server that a newer one replaced
     (InvalidDownloadToken, 401),
     (WorkspaceItemNotFound, 404),
     (PathForbidden, 403),

@@ -73,6 +73,11 @@ class SessionActor:
         self._idle_watch: asyncio.Task[None] | None = None
         self._start: asyncio.Task[None] | None = None
         self._resume: asyncio.Task[dict[str, str]] | None = None
+        context = ray.get_runtime_context()
+        if context.was_current_actor_reconstructed:
+            # Resume the replies the crash cut as soon as this process serves, rather than when
+            # a sweep or a delivery first calls it (seconds later).
+            context.current_actor.ready.remote()
 
     async def _started(self) -> None:
         """Once per process: a (re)started host gives up the sessions it held before."""

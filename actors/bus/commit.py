@@ -1,6 +1,7 @@
 """The one atomic write of a session's owner: state, transcript, inbox, event log, run marker.
 
-A Lua script does it all or nothing, after checking the owner's fencing token. A write that
+A Lua script does it all or nothing, after checking the owner's fencing token and its cluster
+generation (`actors.bus.generation`). A write that
 belongs to a reply carries a sequence number stored in the run marker, so a write retried after
 a lost connection (it may have been applied) is applied once.
 """
@@ -14,14 +15,17 @@ from enum import StrEnum
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from actors.bus.generation import UNFENCED, guard
 from actors.bus.keys import Keys
-from actors.errors import SessionFenced
+from actors.errors import SessionFenced, StaleGeneration
 from agent_core.message import Msg
 
-# KEYS: lease, events, run, state, messages, message index, inbox
+# KEYS: lease, events, run, state, messages, message index, inbox, generation
 # ARGV: fence, op, reply id, seq, log cap, state JSON ('' = keep), [[msg id, msg JSON]...],
-#       [inbox ids], [event JSON...], [item ids the reply consumed] (begin)
-_COMMIT = """
+#       [inbox ids], [event JSON...], [item ids the reply consumed] (begin), generation
+_COMMIT = (
+    guard(8, 11)
+    + """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end
 local op, reply_id, seq = ARGV[2], ARGV[3], tonumber(ARGV[4])
 if op ~= 'turn' then
@@ -66,6 +70,7 @@ elseif op ~= 'turn' then
 end
 return {'ok', last}
 """
+)
 
 
 class Op(StrEnum):
@@ -100,9 +105,12 @@ class Commit:
 class Committer:
     """Runs `Commit`s of one deployment's sessions."""
 
-    def __init__(self, redis: Redis, keys: Keys, event_log_maxlen: int) -> None:
+    def __init__(
+        self, redis: Redis, keys: Keys, event_log_maxlen: int, generation: int = UNFENCED
+    ) -> None:
         self._keys = keys
         self._maxlen = event_log_maxlen
+        self._generation = generation
         self._script = redis.register_script(_COMMIT)
 
     async def commit(self, session_id: str, fence: int, commit: Commit) -> tuple[bool, str]:
@@ -112,6 +120,7 @@ class Committer:
 
         Raises:
             SessionFenced: `fence` is not the session's current lease.
+            StaleGeneration: a newer server started on this Redis.
         """
         keys = self._keys
         redis_keys = [
@@ -122,6 +131,7 @@ class Committer:
             keys.messages(session_id),
             keys.message_index(session_id),
             keys.inbox(session_id),
+            keys.generation(),
         ]
         args = [
             fence,
@@ -134,10 +144,13 @@ class Committer:
             json.dumps(commit.inbox_ids),
             json.dumps(commit.events),
             json.dumps(commit.items),
+            self._generation,
         ]
         try:
             status, last = await self._script(keys=redis_keys, args=args)
         except ResponseError as exc:
+            if "STALE_GENERATION" in str(exc):
+                raise StaleGeneration(f"stale server writing session {session_id}") from exc
             if "FENCED" in str(exc):
                 raise SessionFenced(f"stale owner of session {session_id}") from exc
             raise

@@ -27,6 +27,7 @@ key                                     type    holds
 {p}:session:{session_id}:run            hash    the reply in progress (id, cursor, items)
 {p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
+{p}:generation                          hash    cluster generation (`generation`) and its `cluster`
 {p}:live                                zset    live dedicated session actors by last activity (LRU)
 {p}:session-hosts                       hash    session host actor name -> node id (registry)
 {p}:session-host:{name}:sessions        set     sessions live on one host actor
@@ -147,6 +148,10 @@ class Keys:
     def inboxes(self) -> str:
         """Sessions whose inbox may hold items."""
         return f"{self.prefix}:inboxes"
+
+    def generation(self) -> str:
+        """Hash: the current cluster generation and the Ray cluster that claimed it."""
+        return f"{self.prefix}:generation"
 
     def live(self) -> str:
         """Live session owners by last activity."""

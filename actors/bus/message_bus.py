@@ -2,25 +2,32 @@
 
 Writes of a session's owner carry its fencing token (the lease generation taken on
 activation); a write with a stale token fails with `SessionFenced`, so an owner that was
-replaced (a zombie after a crash or partition) can never append to the log.
+replaced (a zombie after a crash or partition) can never append to the log. Accepts and owner
+writes also carry the runtime's cluster generation (`actors.bus.generation`): those of a server
+that a newer one replaced fail with `StaleGeneration`.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from actors.bus.generation import UNFENCED, guard
 from actors.bus.items import InboxItem, UnreadableItem, read_item
 from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.bus.redis_connect import RedisOwner
-from actors.errors import InboxFull, SessionFenced
+from actors.errors import InboxFull, SessionFenced, StaleGeneration
 from agent_core.event import AgentEvent, event_to_json
 
 # Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD.
-_DELIVER = """
+# KEYS: inbox, seen, inboxes, generation; ARGV: item id, cap, item JSON, session id, generation
+_DELIVER = (
+    guard(4, 5)
+    + """
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return '' end
 if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[1], '*', 'i', ARGV[3])
@@ -28,18 +35,22 @@ redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[4])
 return id
 """
+)
 
 _FENCE = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end\n"
 
+# The fenced scripts below take the generation hash as their last key and argument.
 _APPEND = (
-    _FENCE
+    guard(3, 4)
+    + _FENCE
     + """
 return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
 """
 )
 
 _MARK_RUNNING = (
-    _FENCE
+    guard(4, 4)
+    + _FENCE
     + """
 local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
 local cursor = '0'
@@ -49,7 +60,9 @@ return cursor
 """
 )
 
-_CLEAR_RUNNING = _FENCE + "return redis.call('DEL', KEYS[2])\n"
+_CLEAR_RUNNING = guard(3, 2) + _FENCE + "return redis.call('DEL', KEYS[2])\n"
+
+_ACQUIRE = guard(2, 1) + "return redis.call('INCR', KEYS[1])\n"
 
 # Forget an inbox in the sweeper's set only when it is really empty.
 _FORGET_IF_EMPTY = """
@@ -83,6 +96,14 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _raise_refusal(exc: ResponseError, key: str) -> None:
+    """Raise the error a fenced script's refusal `exc` stands for (return if it is none)."""
+    if "STALE_GENERATION" in str(exc):
+        raise StaleGeneration(f"a newer server started; {key} refused a stale writer") from exc
+    if "FENCED" in str(exc):
+        raise SessionFenced(f"stale owner of {key}") from exc
+
+
 class RedisMessageBus(RedisOwner):
     """Inboxes and event logs of sessions, keyed by session id.
 
@@ -101,6 +122,7 @@ class RedisMessageBus(RedisOwner):
         port: int = 6379,
         db: int = 0,
         password: str | None = None,
+        generation: int = UNFENCED,
     ) -> None:
         """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
 
@@ -113,9 +135,11 @@ class RedisMessageBus(RedisOwner):
             port: Redis port, when `redis` is None.
             db: Redis database index, when `redis` is None.
             password: Redis password, when `redis` is None.
+            generation: The cluster generation its accepts and owner writes carry.
         """
         super().__init__(redis, host, port, db, password)
         self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
+        self.generation = generation
         self.inbox_maxlen = inbox_maxlen
         self.event_log_maxlen = event_log_maxlen
         self._deliver = self.redis.register_script(_DELIVER)
@@ -123,13 +147,16 @@ class RedisMessageBus(RedisOwner):
         self._mark_running = self.redis.register_script(_MARK_RUNNING)
         self._clear_running = self.redis.register_script(_CLEAR_RUNNING)
         self._forget_if_empty = self.redis.register_script(_FORGET_IF_EMPTY)
+        self._acquire = self.redis.register_script(_ACQUIRE)
 
-    async def _fenced(self, script: object, keys: list[str], args: list[object]) -> object:
+    async def _fenced(self, script: object, keys: list[str], args: list[object]) -> Any:
+        """Run a script that takes the generation last; raise ours for its refusals."""
         try:
-            return await script(keys=keys, args=args)  # type: ignore[operator]
+            return await script(  # type: ignore[operator]
+                keys=[*keys, self.keys.generation()], args=[*args, self.generation]
+            )
         except ResponseError as exc:
-            if "FENCED" in str(exc):
-                raise SessionFenced(f"stale owner of {keys[0]}") from exc
+            _raise_refusal(exc, keys[0])
             raise
 
     # inbox
@@ -138,6 +165,7 @@ class RedisMessageBus(RedisOwner):
 
         Raises:
             InboxFull: the inbox holds `inbox_maxlen` unconsumed items.
+            StaleGeneration: a newer server started on this Redis.
         """
         keys = [
             self.keys.inbox(session_id),
@@ -145,7 +173,7 @@ class RedisMessageBus(RedisOwner):
             self.keys.inboxes(),
         ]
         args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
-        result = await self._deliver(keys=keys, args=args)
+        result = await self._fenced(self._deliver, keys, args)
         if result is None:
             raise InboxFull(
                 f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
@@ -156,6 +184,9 @@ class RedisMessageBus(RedisOwner):
         """`put` many items in one pipelined round trip; return the sessions whose inbox was full.
 
         Duplicates are no-ops, as with `put`; a full inbox refuses only its own item.
+
+        Raises:
+            StaleGeneration: a newer server started on this Redis.
         """
         async with self.redis.pipeline(transaction=False) as pipe:
             for session_id, item in deliveries:
@@ -163,10 +194,21 @@ class RedisMessageBus(RedisOwner):
                     self.keys.inbox(session_id),
                     self.keys.inbox_seen(session_id),
                     self.keys.inboxes(),
+                    self.keys.generation(),
                 ]
-                args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+                args = [
+                    item.item_id,
+                    self.inbox_maxlen,
+                    item.model_dump_json(),
+                    session_id,
+                    self.generation,
+                ]
                 await self._deliver(keys=keys, args=args, client=pipe)
-            results = await pipe.execute()
+            try:
+                results = await pipe.execute()
+            except ResponseError as exc:
+                _raise_refusal(exc, "an inbox")
+                raise
         return [sid for (sid, _), result in zip(deliveries, results, strict=True) if result is None]
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
@@ -201,8 +243,13 @@ class RedisMessageBus(RedisOwner):
 
     # ownership
     async def acquire_lease(self, session_id: str) -> int:
-        """Become the session's owner: return a fencing token newer than any before."""
-        return int(await self.redis.incr(self.keys.lease(session_id)))
+        """Become the session's owner: return a fencing token newer than any before.
+
+        Raises:
+            StaleGeneration: a newer server started on this Redis.
+        """
+        lease = await self._fenced(self._acquire, [self.keys.lease(session_id)], [])
+        return int(lease)
 
     async def activated(self, session_id: str) -> bool:
         """Whether the session has ever had an owner (a lease was taken)."""
@@ -217,7 +264,7 @@ class RedisMessageBus(RedisOwner):
         """
         keys = [self.keys.lease(session_id), self.keys.events(session_id)]
         args = [fence, self.event_log_maxlen, event_to_json(event)]
-        return _text(await self._fenced(self._append, keys, args))  # type: ignore[arg-type]
+        return _text(await self._fenced(self._append, keys, args))
 
     async def append_service_event(self, session_id: str, event: AgentEvent) -> str:
         """Append a service-level event (e.g. `CUSTOM session_updated`) from outside the owner."""

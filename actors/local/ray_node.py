@@ -10,6 +10,9 @@ and a log monitor. A single-node server reads none of them unless the dashboard 
 - the autoscaler's monitor never runs (a local node has nothing to scale);
 - the log monitor runs only when worker output is relayed to this process (`log_to_driver`).
 
+Its workers die with their raylet (`actors.local._parent_watch`), which dies with this process: a
+killed server leaves no worker serving on.
+
 The node is started as `ray.init()` starts its own (Ray's `Node`, written against Ray 2.60),
 then this process connects to it; `stop()` disconnects and stops every process of the node.
 """
@@ -30,10 +33,13 @@ import ray._private.node as ray_node
 import ray._private.services as ray_services
 from ray._private.parameter import RayParams
 
+from actors.local._parent_watch import die_with_parent
+
 __all__ = ["LocalRay"]
 
 _AGENT_COMMAND = "--dashboard_agent_command="
 _AGENT_SCRIPT = str(Path(__file__).with_name("_agent_stand_in.py"))
+_SETUP_HOOK = f"{die_with_parent.__module__}.{die_with_parent.__name__}"
 
 
 def _stand_in_agent(argument: str) -> str:
@@ -122,6 +128,7 @@ class LocalRay:
                 namespace=self._namespace,
                 logging_level=self._logging_level,
                 log_to_driver=self._log_to_driver,
+                runtime_env={"worker_process_setup_hook": _SETUP_HOOK},
             )
         except BaseException:
             self.stop()

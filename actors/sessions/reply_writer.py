@@ -76,7 +76,9 @@ class ReplyWriter:
         outage_grace: float = 60.0,
     ) -> None:
         self._bus = bus
-        self._committer = Committer(storage.redis, storage.keys, bus.event_log_maxlen)
+        self._committer = Committer(
+            storage.redis, storage.keys, bus.event_log_maxlen, bus.generation
+        )
         self.session_id = session_id
         self.fence = fence
         self._grace = outage_grace

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from actors.bus.commit import Commit, Committer, Op
+from actors.bus.generation import UNFENCED
 from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.bus.redis_connect import RedisOwner
 from actors.errors import (
@@ -57,6 +58,7 @@ class RedisStorage(RedisOwner):
         port: int = 6379,
         db: int = 0,
         password: str | None = None,
+        generation: int = UNFENCED,
     ) -> None:
         """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
 
@@ -68,12 +70,13 @@ class RedisStorage(RedisOwner):
             port: Redis port, when `redis` is None.
             db: Redis database index, when `redis` is None.
             password: Redis password, when `redis` is None.
+            generation: The cluster generation the owner's writes carry.
         """
         super().__init__(redis, host, port, db, password)
         self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
         self.secret_key = secret_key
         self._box = SecretBox(secret_key) if secret_key else None
-        self._committer = Committer(self.redis, self.keys, event_log_maxlen=0)
+        self._committer = Committer(self.redis, self.keys, 0, generation)
 
     async def secrets(self) -> SecretBox:
         """The deployment's `SecretBox` (its generated key is fetched on first use)."""
@@ -398,7 +401,8 @@ class RedisStorage(RedisOwner):
         replaced cannot overwrite its successor's data (a lost connection is not fencing).
 
         Raises:
-            SessionFenced: `fence` is not the session's current lease.
+            SessionFenced: `fence` is not the session's current lease (`StaleGeneration`: a
+                newer server started on this Redis).
         """
         commit = Commit(
             Op.TURN, state=state.model_dump_json(), messages=messages, inbox_ids=consumed_inbox_ids

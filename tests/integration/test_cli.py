@@ -316,6 +316,22 @@ def test_unreachable_ray_address_fails_in_bounded_time(tmp_path: Path) -> None:
     assert errors[0].startswith(f"troupe: no Ray cluster answers at 127.0.0.1:{port} after 2s")
 
 
+def test_unreachable_redis_fails_with_one_line(tmp_path: Path) -> None:
+    port = find_free_port()  # nothing listens there
+    code, err = _run_fails(
+        "--port",
+        str(find_free_port()),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--redis-url",
+        f"redis://127.0.0.1:{port}/0",
+    )
+    assert code == 2
+    errors = [line for line in err.splitlines() if not line.startswith("WARNING: ")]
+    assert len(errors) == 1, err
+    assert errors[0].startswith("troupe: cannot reach Redis:")
+
+
 def test_ctrl_c_while_starting_exits_without_a_traceback(tmp_path: Path) -> None:
     server = _Server(find_free_port(), tmp_path / "data")
     try:
