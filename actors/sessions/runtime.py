@@ -194,8 +194,9 @@ class SessionRuntime:
     async def _drain(self) -> None:
         taken: list[str] = []
         try:
-            await self.activate()
-            await self._settle_background()
+            if self._writer is None:  # a new owner: settle what the previous one left
+                await self.activate()
+                await self._settle_background()
             if self._recovered is not None:
                 recovered, self._recovered = self._recovered, None
                 self._reply_task = asyncio.create_task(self._reply([], recovered))

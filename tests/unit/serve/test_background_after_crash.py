@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
@@ -112,6 +113,19 @@ async def test_a_call_cut_by_a_crash_is_reported_interrupted_once(
     assert (await troupe.doctor(session_id))["violations"] == []
 
 
+def readers(fifo: Path) -> set[int]:
+    """The pids of the `cat` processes reading `fifo`."""
+    wanted = ["cat", str(fifo)]
+    return {p.pid for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == wanted}
+
+
+async def wait_readers(fifo: Path, condition: Callable[[set[int]], bool]) -> set[int]:
+    async with asyncio.timeout(30):
+        while not condition(pids := readers(fifo)):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    return pids
+
+
 async def test_a_read_only_call_cut_by_a_crash_runs_again(
     service: tuple[TroupeClient, CrashingDispatcher],
     model: OpenAIWireServer,
@@ -122,10 +136,13 @@ async def test_a_read_only_call_cut_by_a_crash_runs_again(
     fifo = tmp_path / "feed"
     os.mkfifo(fifo)
     _, session_id = await start_in_background(troupe, model, f"cat {fifo}")
+    first = await wait_readers(fifo, bool)
 
     model.push(ScriptedReply(text="It read the feed."))
-    await dispatcher.crash(session_id)  # the old `cat` is gone; a new one reads the feed
-    await asyncio.wait_for(asyncio.to_thread(fifo.write_text, "fed-after-restart\n"), 30)
+    await dispatcher.crash(session_id)
+    # The first `cat` died with its owner; only the one run again may read the feed.
+    await wait_readers(fifo, lambda pids: bool(pids) and not pids & first)
+    await asyncio.to_thread(fifo.write_text, "fed-after-restart\n")
     await wait_reply_ends(troupe, session_id, 2)
 
     assert "fed-after-restart" in tool_notices(model)
