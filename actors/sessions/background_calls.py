@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
+from actors.bus.outage import OUTAGE_ERRORS
 from actors.sessions.hints import (
     INTERRUPTED_BY_RESTART,
     InboxBackgroundSink,
@@ -30,6 +31,9 @@ from agent_core.agent import reads_only
 from agent_core.message import ToolCallBlock, ToolResultState
 from agent_core.state import AgentState
 from agent_core.tool import ToolBase, Toolkit
+
+if TYPE_CHECKING:
+    from actors.workspaces.session_workspaces import SessionKit
 
 log = logging.getLogger(__name__)
 
@@ -108,16 +112,25 @@ class BackgroundCalls:
         records = [BackgroundCall.model_validate_json(value) for value in raw]
         return sorted(records, key=lambda record: record.started_at)
 
-    def orphaned(self, record: BackgroundCall, running_here: list[str]) -> bool:
+    async def runner_gone(self, record: BackgroundCall, kit: SessionKit | None) -> bool:
         """Whether `record`'s runner is gone, so its result will never be delivered.
 
-        Asked by a new owner of the session: a call its previous owner ran died with it
-        (unless this very process still runs it), and a call of an older server generation
-        died with that server.
+        Asked by a new owner of the session about a call this process does not run: a call
+        its previous owner ran died with it, and one of an older server generation died with
+        that server. A call handed to the workspace is asked after there (`kit`; None: the
+        workspace cannot be reached now, so the call is given the benefit of the doubt).
         """
-        if record.call_id in running_here:
+        if record.runner == "session" or record.generation != self._generation:
+            return True
+        if kit is None:
             return False
-        return record.runner == "session" or record.generation != self._generation
+        try:
+            return not await kit.hand_over(record.tool_call())
+        except OUTAGE_ERRORS:
+            raise
+        except Exception:  # the workspace's process died with the call
+            log.warning("background call %s: its workspace is gone", record.call_id)
+            return True
 
 
 async def settle_orphans(

@@ -235,21 +235,24 @@ class SessionRuntime:
             raise
 
     async def _settle_background(self) -> None:
-        """Resolve the background calls whose runner died with a crash (`background_calls`)."""
+        """Resolve the background calls whose runner died (`background_calls`)."""
         running = self._sink.running
-        orphans = [r for r in await self._calls.open() if self._calls.orphaned(r, running)]
-        if orphans:
-            session = await self._storage.get_session_any_user(self.session_id)
-            async with contextlib.AsyncExitStack() as stack:
-                try:
-                    kit = await stack.enter_async_context(self._workspaces.kit(session))
-                    tools = kit.tools
-                except OUTAGE_ERRORS:
-                    raise
-                except Exception:  # no workspace to re-run in: every call is then interrupted
-                    log.warning("session %s: workspace unavailable", self.session_id, exc_info=True)
-                    tools = []
-                await settle_orphans(orphans, tools, self._sink, self._owned()[0], self._bus)
+        records = [r for r in await self._calls.open() if r.call_id not in running]
+        if not records:
+            return
+        session = await self._storage.get_session_any_user(self.session_id)
+        async with contextlib.AsyncExitStack() as stack:
+            kit: SessionKit | None
+            try:
+                kit = await stack.enter_async_context(self._workspaces.kit(session))
+            except OUTAGE_ERRORS:
+                raise
+            except Exception:  # its calls are then checked on a later activation
+                log.warning("session %s: workspace unavailable", self.session_id, exc_info=True)
+                kit = None
+            orphans = [r for r in records if await self._calls.runner_gone(r, kit)]
+            tools = kit.tools if kit is not None else []
+            await settle_orphans(orphans, tools, self._sink, self._owned()[0], self._bus)
 
     def _retry_later(self) -> None:
         delay = min(0.25 * 2**self._failures, _MAX_RETRY_DELAY)
