@@ -51,9 +51,9 @@ class InboxHints:
 
 
 INTERRUPTED_BY_RESTART = (
-    "Interrupted: the server restarted while this call was running in the background, and "
-    "it was not run again because it may have side effects; check what it did before "
-    "retrying it."
+    "Interrupted: the server restarted (or the process running this call crashed) while "
+    "this call was running in the background. It was not run again because it may have "
+    "side effects; check what it did before retrying it."
 )
 
 
