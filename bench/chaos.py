@@ -41,6 +41,7 @@ from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
 from actors.ops.audit import audit_session
+from actors.sessions.hints import INTERRUPTED_BY_RESTART
 from actors.storage.redis_storage import RedisStorage
 from tests.support.api import make_session, post_chat
 from tests.support.openai_server import ScriptedReply
@@ -50,6 +51,7 @@ USER = {"X-User-ID": "chaos"}
 PROBE = "probe"
 TURN_DEADLINE = 90.0
 ACCEPT_ATTEMPTS = 240  # x 0.5 s: a whole server restarts within this
+REPLY_CUT = "restarted while this tool call was running"  # a call cut within its reply
 TOOL_TIMEOUT = {"all": 10.0}  # `troupe serve`'s default; the in-process stack's is 1 s
 
 
@@ -231,7 +233,7 @@ async def run(fault: str, count: int, turns: int) -> None:
             keys = Keys(stack.settings.key_prefix)
             storage = RedisStorage(redis_client, keys)
             bus = RedisMessageBus(redis_client, keys)
-            lost = duplicated = errors = violations = probes = 0
+            lost = duplicated = errors = violations = probes = told = twice = told_in_reply = 0
             for session in sessions:
                 audit = await audit_session(storage, bus, session.session_id)
                 violations += len(audit.violations)
@@ -243,6 +245,12 @@ async def run(fault: str, count: int, turns: int) -> None:
                 # The probe's output, not its command line (`echo probe-done`) in the tool call.
                 outputs = [str(m.content).replace("echo probe-done", "") for m in history]
                 probes += any("probe-done" in text for text in outputs)
+                # A probe the restart cut is told so, once (it is not read-only: not re-run):
+                # in the background, or, still in the foreground, when its reply resumes.
+                notices = sum(text.count(INTERRUPTED_BY_RESTART) for text in outputs)
+                told += notices > 0
+                twice += notices > 1
+                told_in_reply += any(REPLY_CUT in text for text in outputs) and not notices
             await redis_client.aclose()
     recovery = [
         min((t - fault_at for t in s.replies_done if t > fault_at), default=float("inf"))
@@ -257,6 +265,10 @@ async def run(fault: str, count: int, turns: int) -> None:
     print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
     print(f"  invariant violations (doctor): {violations}")
     print(f"  background probes completed: {probes}/{count}")
+    print(
+        f"  probes told they were interrupted by the restart: in the background {told}/{count} "
+        f"(twice: {twice}), in their resumed reply {told_in_reply}/{count}"
+    )
     refusals = [r for s in sessions for r in s.refusals]
     if refusals:
         print(f"  chat posts refused/failed: {len(refusals)}, e.g. {refusals[0]}")

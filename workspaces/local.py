@@ -85,7 +85,7 @@ class LocalWorkspace(WorkspaceBase):
         self.default_mcps = list(default_mcps)
         self.skill_paths = [Path(p) for p in skill_paths]
         self.env = None if env is None else dict(env)
-        self._runner = WorkspaceToolRunner(env=self.env)
+        self._runner = WorkspaceToolRunner(env=self.env, tethered=True)
         root = self.host_workdir
         self._mcps = MCPRegistry(LocalArrayDocument(root / MCP_FILE, root), self._mcp_client)
         self._skills = SkillStore(root / SKILLS_DIR, root)
@@ -188,7 +188,7 @@ class LocalWorkspace(WorkspaceBase):
 
     def builtin_tools(self, cwd: str | Path | None = None) -> list[ToolBase]:
         """Bash, Read, Write, Edit, Glob and Grep, bound to `working_directory(cwd)`."""
-        return list(workspace_tools(self.working_directory(cwd), env=self.env))
+        return list(workspace_tools(self.working_directory(cwd), env=self.env, tethered=True))
 
     async def list_mcps(self) -> list[MCPClient]:
         """The MCP clients registered in `.mcp` (re-read if it changed), in its order."""

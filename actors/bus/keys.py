@@ -26,6 +26,7 @@ key                                     type    holds
 {p}:session:{session_id}:attempts       hash    inbox stream id -> failed drains of it
 {p}:session:{session_id}:run            hash    the reply in progress (id, cursor, items)
 {p}:session:{session_id}:lease          string  generation of the session's owner (fencing token)
+{p}:session:{session_id}:background     hash    hint item id -> BackgroundCall JSON (no result yet)
 {p}:inboxes                             set     sessions whose inbox may hold items (sweeper)
 {p}:generation                          hash    cluster generation (`generation`) and its `cluster`
 {p}:live                                zset    live dedicated session actors by last activity (LRU)
@@ -145,6 +146,10 @@ class Keys:
         """Generation counter of the session's owner."""
         return f"{self.session(session_id)}:lease"
 
+    def background(self, session_id: str) -> str:
+        """Background tool calls whose result was not delivered yet, by their result's item id."""
+        return f"{self.session(session_id)}:background"
+
     def inboxes(self) -> str:
         """Sessions whose inbox may hold items."""
         return f"{self.prefix}:inboxes"
@@ -195,4 +200,5 @@ class Keys:
             self.attempts(session_id),
             self.run(session_id),
             self.lease(session_id),
+            self.background(session_id),
         ]

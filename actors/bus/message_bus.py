@@ -23,16 +23,22 @@ from actors.bus.redis_connect import RedisOwner
 from actors.errors import InboxFull, SessionFenced, StaleGeneration
 from agent_core.event import AgentEvent, event_to_json
 
-# Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD.
-# KEYS: inbox, seen, inboxes, generation; ARGV: item id, cap, item JSON, session id, generation
+# Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD. An
+# accepted item that is a background call's result also clears that call's record.
+# KEYS: inbox, seen, inboxes, background, generation
+# ARGV: item id, cap, item JSON, session id, generation
 _DELIVER = (
-    guard(4, 5)
+    guard(5, 5)
     + """
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return '' end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  redis.call('HDEL', KEYS[4], ARGV[1])
+  return ''
+end
 if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[1], '*', 'i', ARGV[3])
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('HDEL', KEYS[4], ARGV[1])
 return id
 """
 )
@@ -64,9 +70,12 @@ _CLEAR_RUNNING = guard(3, 2) + _FENCE + "return redis.call('DEL', KEYS[2])\n"
 
 _ACQUIRE = guard(2, 1) + "return redis.call('INCR', KEYS[1])\n"
 
-# Forget an inbox in the sweeper's set only when it is really empty.
+# Forget an inbox in the sweeper's set only when it is really empty and no background call
+# still owes it a result (after a crash, the sweeper's wake settles such calls).
 _FORGET_IF_EMPTY = """
-if redis.call('XLEN', KEYS[1]) == 0 then return redis.call('SREM', KEYS[2], ARGV[1]) end
+if redis.call('XLEN', KEYS[1]) == 0 and redis.call('HLEN', KEYS[3]) == 0 then
+  return redis.call('SREM', KEYS[2], ARGV[1])
+end
 return 0
 """
 
@@ -171,6 +180,7 @@ class RedisMessageBus(RedisOwner):
             self.keys.inbox(session_id),
             self.keys.inbox_seen(session_id),
             self.keys.inboxes(),
+            self.keys.background(session_id),
         ]
         args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
         result = await self._fenced(self._deliver, keys, args)
@@ -194,6 +204,7 @@ class RedisMessageBus(RedisOwner):
                     self.keys.inbox(session_id),
                     self.keys.inbox_seen(session_id),
                     self.keys.inboxes(),
+                    self.keys.background(session_id),
                     self.keys.generation(),
                 ]
                 args = [
@@ -237,8 +248,8 @@ class RedisMessageBus(RedisOwner):
         return [_text(s) for s in await self.redis.smembers(self.keys.inboxes())]
 
     async def forget_inbox_if_empty(self, session_id: str) -> None:
-        """Drop the session from the sweeper's set if its inbox is empty."""
-        keys = [self.keys.inbox(session_id), self.keys.inboxes()]
+        """Drop the session from the sweeper's set if its inbox is empty and no call is open."""
+        keys = [self.keys.inbox(session_id), self.keys.inboxes(), self.keys.background(session_id)]
         await self._forget_if_empty(keys=keys, args=[session_id])
 
     # ownership

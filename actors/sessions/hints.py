@@ -6,13 +6,16 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.bus.items import HintItem
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.outage import OUTAGE_ERRORS
 from agent_core.message import HintBlock, ToolCallBlock, ToolResultState
 from agent_core.tool.base import ToolChunk
+
+if TYPE_CHECKING:
+    from actors.sessions.background_calls import BackgroundCall, BackgroundCalls
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +50,23 @@ class InboxHints:
         return hints
 
 
+INTERRUPTED_BY_RESTART = (
+    "Interrupted: the server restarted (or the process running this call crashed) while "
+    "this call was running in the background. It was not run again because it may have "
+    "side effects; check what it did before retrying it."
+)
+
+
+def background_item_id(call_id: str) -> str:
+    """The inbox item id of the result of background call `call_id` (one result per call)."""
+    return f"bg-{call_id}"
+
+
 def completion_hint(call: ToolCallBlock, text: str, state: ToolResultState) -> HintItem:
     """The hint that tells the agent a background tool call finished."""
     verb = "has completed" if state is ToolResultState.SUCCESS else f"ended ({state.value})"
     return HintItem(
-        item_id=f"bg-{call.id}",
+        item_id=background_item_id(call.id),
         hint=(
             f"<system-notification>Tool '{call.name}' running in background (id={call.id}) "
             f"{verb}.\n\nResult:\n\n{text}\n</system-notification>"
@@ -68,8 +83,14 @@ class InboxBackgroundSink:
     placeholder result), by which `stop` cancels it; a stopped call delivers nothing.
     """
 
-    def __init__(self, deliver: Callable[[HintItem], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        deliver: Callable[[HintItem], Awaitable[None]],
+        calls: BackgroundCalls | None = None,
+    ) -> None:
+        """Deliver results through `deliver`; record running calls in `calls` (None: nowhere)."""
         self._deliver = deliver
+        self._calls = calls
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.hand_over: Callable[[ToolCallBlock], Awaitable[bool]] | None = None
         """Offers an adopted call to whoever runs it (its workspace) before finishing it here."""
@@ -114,6 +135,7 @@ class InboxBackgroundSink:
         next_chunk: asyncio.Future[ToolChunk],
         rest: AsyncIterator[ToolChunk],
     ) -> None:
+        record = await self._record(call)
         if self.hand_over is not None:
             try:
                 taken = await self.hand_over(call)
@@ -123,6 +145,7 @@ class InboxBackgroundSink:
             if taken:
                 # The workspace delivers the result; stop reading (this does not cancel it).
                 self._handed.add(call.id)
+                await self._note_handed(record)
                 next_chunk.cancel()
                 await asyncio.gather(next_chunk, return_exceptions=True)
                 return
@@ -144,6 +167,23 @@ class InboxBackgroundSink:
             await self._deliver(completion_hint(call, "".join(parts), state))
         except Exception:
             log.exception("could not deliver the background result of %s", call.id)
+
+    async def _record(self, call: ToolCallBlock) -> BackgroundCall | None:
+        if self._calls is None:
+            return None
+        try:
+            return await self._calls.record(call)
+        except OUTAGE_ERRORS:  # the call still runs; only a crash now would lose its result
+            log.warning("could not record background call %s", call.id, exc_info=True)
+            return None
+
+    async def _note_handed(self, record: BackgroundCall | None) -> None:
+        if self._calls is None or record is None:
+            return
+        try:
+            await self._calls.handed(record)
+        except OUTAGE_ERRORS:
+            log.warning("could not note the hand-over of %s", record.call_id, exc_info=True)
 
     @property
     def active(self) -> bool:

@@ -28,6 +28,7 @@ from actors.errors import SessionFenced
 from actors.ops.metrics import MetricsMiddleware, inbox_read
 from actors.ops.tracing import continued
 from actors.schedules.tools import ScheduleContext
+from actors.sessions.background_calls import BackgroundCalls, settle_orphans
 from actors.sessions.chat_models import ModelSlot
 from actors.sessions.dead_letters import DeadLetters
 from actors.sessions.extensions import AgentExtensions
@@ -95,7 +96,12 @@ class SessionRuntime:
         self._tool_timeout = tool_timeout
         self._schedules = schedules
         self._extensions = extensions or AgentExtensions()
-        self._sink = InboxBackgroundSink(lambda item: mailbox.deliver(session_id, item))
+        self._calls = BackgroundCalls(
+            storage.redis, mailbox.bus.keys, session_id, mailbox.bus.generation
+        )
+        self._sink = InboxBackgroundSink(
+            lambda item: mailbox.deliver(session_id, item), self._calls
+        )
         self._dead_letters = DeadLetters(storage, mailbox.bus, session_id)
         self._outage_grace = outage_grace
         self._fence: int | None = None
@@ -188,7 +194,9 @@ class SessionRuntime:
     async def _drain(self) -> None:
         taken: list[str] = []
         try:
-            await self.activate()
+            if self._writer is None:  # a new owner: settle what the previous one left
+                await self.activate()
+                await self._settle_background()
             if self._recovered is not None:
                 recovered, self._recovered = self._recovered, None
                 self._reply_task = asyncio.create_task(self._reply([], recovered))
@@ -225,6 +233,26 @@ class SessionRuntime:
             if self._writer is not None and self._writer.running is not None:
                 self._forget()  # cut mid-write: only Redis knows where the reply stands
             raise
+
+    async def _settle_background(self) -> None:
+        """Resolve the background calls whose runner died (`background_calls`)."""
+        running = self._sink.running
+        records = [r for r in await self._calls.open() if r.call_id not in running]
+        if not records:
+            return
+        session = await self._storage.get_session_any_user(self.session_id)
+        async with contextlib.AsyncExitStack() as stack:
+            kit: SessionKit | None
+            try:
+                kit = await stack.enter_async_context(self._workspaces.kit(session))
+            except OUTAGE_ERRORS:
+                raise
+            except Exception:  # its calls are then checked on a later activation
+                log.warning("session %s: workspace unavailable", self.session_id, exc_info=True)
+                kit = None
+            orphans = [r for r in records if await self._calls.runner_gone(r, kit)]
+            tools = kit.tools if kit is not None else []
+            await settle_orphans(orphans, tools, self._sink, self._owned()[0], self._bus)
 
     def _retry_later(self) -> None:
         delay = min(0.25 * 2**self._failures, _MAX_RETRY_DELAY)

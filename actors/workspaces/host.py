@@ -265,9 +265,12 @@ class WorkspaceHost:
         finally:
             call.outputs.put_nowait(None)
             if call.adopted:
-                self._calls.pop(call.invocation.call_id, None)
-                if not call.stopped:
-                    await self._deliver_completion(call)
+                # Listed until delivered: `adopt` answers for the call until its result is in.
+                try:
+                    if not call.stopped:
+                        await self._deliver_completion(call)
+                finally:
+                    self._calls.pop(call.invocation.call_id, None)
 
     async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
         """Take over a running call the session moved to the background.

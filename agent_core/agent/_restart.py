@@ -108,7 +108,7 @@ async def rerun_if_read_only(
 ) -> AsyncIterator[AgentEvent]:
     """Run calls that were running again when they only read; close the others."""
     for call in calls:
-        if not await _reads_only(toolkit, call):
+        if not await reads_only(toolkit, call):
             for event in close_calls(reply, [call], INTERRUPTED, started=True):
                 yield event
             continue
@@ -120,7 +120,8 @@ async def rerun_if_read_only(
                 yield reply.emit(event)
 
 
-async def _reads_only(toolkit: Toolkit, call: ToolCallBlock) -> bool:
+async def reads_only(toolkit: Toolkit, call: ToolCallBlock) -> bool:
+    """Whether `call` only reads, so running it again after a restart is safe."""
     tool = toolkit.get(call.name)
     if tool is None:
         return False

@@ -14,6 +14,8 @@ import pytest
 import ray
 from ray import serve
 
+from actors.bus.keys import Keys
+from actors.bus.redis_connect import connect
 from actors.local.embedded_redis import EmbeddedRedis
 from actors.sessions.hosts import session_actor_name
 from tests.integration.conftest import LiveService, deploy_service
@@ -304,7 +306,7 @@ async def test_live_actor_cap_hibernates_the_least_recently_used(
 
 
 async def test_slow_tool_finishes_in_the_background_and_wakes_the_session(
-    api: httpx.AsyncClient, model: OpenAIWireServer
+    api: httpx.AsyncClient, model: OpenAIWireServer, service: LiveService
 ) -> None:
     agent_id, session_id = await make_session(api, model.base_url)
     patch = await api.patch(
@@ -333,3 +335,10 @@ async def test_slow_tool_finishes_in_the_background_and_wakes_the_session(
     hint = next(f.data for f in frames[first_end:] if f.type == "HINT_BLOCK")
     assert "slept" in hint["hint"]
     assert json.loads(hint["source"])["label"] == "tool_output"
+    # Its result arrived: nothing is left for a restart to settle.
+    redis = connect(service.settings.redis_url)
+    try:
+        keys = Keys(service.settings.key_prefix)
+        assert await redis.hlen(keys.background(session_id)) == 0
+    finally:
+        await redis.aclose()

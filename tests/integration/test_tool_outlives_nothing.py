@@ -19,10 +19,7 @@ import pytest
 
 from workspaces.sandbox import sandbox_available
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(sandbox_available() is not None, reason=f"{sandbox_available()}"),
-]
+pytestmark = [pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,10 +27,13 @@ HOST = """
 import asyncio, sys
 from pathlib import Path
 from tests.support.tool_calls import Agent
+from workspaces.local import LocalWorkspace
 from workspaces.sandbox import SandboxWorkspace
 
+BACKENDS = {"sandbox": SandboxWorkspace, "local": LocalWorkspace}
+
 async def main() -> None:
-    async with SandboxWorkspace(Path(sys.argv[1]), "w1") as workspace:
+    async with BACKENDS[sys.argv[3]](Path(sys.argv[1]), "w1") as workspace:
         agent = Agent(workspace.builtin_tools())
         await agent("Bash", command=sys.argv[2], timeout=600_000)
 
@@ -58,12 +58,19 @@ def wait_for(predicate: object, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_a_sandboxed_commands_children_die_with_the_workspaces_host(tmp_path: Path) -> None:
+SANDBOX = pytest.param(
+    "sandbox",
+    marks=pytest.mark.skipif(sandbox_available() is not None, reason=f"{sandbox_available()}"),
+)
+
+
+@pytest.mark.parametrize("backend", [SANDBOX, "local"])
+def test_a_commands_children_die_with_the_workspaces_host(tmp_path: Path, backend: str) -> None:
     marker = str(4000 + uuid.uuid4().int % 1000)
     command = f"sleep {marker} & sleep {marker} & touch started; wait"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST, str(tmp_path / "w"), command], env=env, cwd=tmp_path
+        [sys.executable, "-c", HOST, str(tmp_path / "w"), command, backend], env=env, cwd=tmp_path
     )
     try:
         wait_for(lambda: (tmp_path / "w" / "started").exists(), 60, "the command to start")

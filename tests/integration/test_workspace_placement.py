@@ -26,11 +26,13 @@ from actors._remote.workspace_actor import workspace_actor_name
 from actors.bus.keys import Keys
 from actors.local._ports import find_free_port
 from actors.local.embedded_redis import EmbeddedRedis
+from actors.sessions.hints import INTERRUPTED_BY_RESTART
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.api import USER, chat_and_collect, make_session, tool_results
 from tests.support.openai_server import OpenAIWireServer, ScriptedReply
-from tests.support.ray_actors import home_name
+from tests.support.ray_actors import home_name, home_pid
+from tests.support.sse import read_frames, reply_end_after_text
 
 pytestmark = [pytest.mark.integration, pytest.mark.ray, pytest.mark.redis, pytest.mark.slow]
 
@@ -247,3 +249,41 @@ async def test_a_background_call_outlives_its_session_actor(
 
     requests = await asyncio.to_thread(model.wait_for_requests, 3, 60.0)
     assert "finished-in-background" in json.dumps(requests[2].body["messages"])
+
+
+async def test_a_background_call_whose_workspace_died_is_reported_interrupted(
+    api: httpx.AsyncClient, service: tuple[str, RuntimeSettings], model: OpenAIWireServer
+) -> None:
+    settings = service[1]
+    agent_id, session_id = await bypass_session(api, model)
+    marker = f"sleep 5{uuid.uuid4().int % 1000}"
+    model.push(bash(marker, "bgw"), ScriptedReply(text="It runs in the background."))
+    await chat_and_collect(api, agent_id, session_id, "go")  # past the tool timeout
+    records = redis.Redis.from_url(settings.redis_url)
+    key = Keys(settings.key_prefix).background(session_id)
+    try:
+        [record] = [json.loads(raw) for raw in records.hvals(key)]
+        assert record["runner"] == "workspace"
+
+        # The workspace's process dies with the call; then the session's owner does too.
+        model.push(ScriptedReply(text="Told of the crash."))
+        _, pid = actor_node_and_pid(workspace_actor_name(workspace_node(settings, agent_id)))
+        os.kill(pid, signal.SIGKILL)
+        await wait_until(lambda: not processes_matching(marker))
+        os.kill(home_pid(settings, session_id, NAMESPACE), signal.SIGKILL)
+        frames = await asyncio.wait_for(
+            read_frames(
+                api,
+                f"/sessions/{session_id}/stream",
+                USER,
+                reply_end_after_text("Told of the crash."),
+                params={"after": "0"},
+            ),
+            90,
+        )
+        hints = [str(f.data["hint"]) for f in frames if f.type == "HINT_BLOCK"]
+        [notice] = [hint for hint in hints if "(id=bgw)" in hint]
+        assert INTERRUPTED_BY_RESTART in notice
+        assert records.hlen(key) == 0
+    finally:
+        records.close()

@@ -8,6 +8,7 @@ import contextlib
 import os
 import resource
 import signal
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from agent_core.tool.builtin._base import (
     done_blocks,
     input_schema,
 )
+
+_TETHER = str(Path(__file__).with_name("_tether.py"))
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -106,6 +109,7 @@ class Bash(StatelessTool[BashInput]):
         max_output_chars: int = 100_000,
         env: Mapping[str, str] | None = None,
         limits: Mapping[int, int] | None = None,
+        tethered: bool = False,
     ) -> None:
         """Create the tool for the workspace at `cwd`.
 
@@ -119,6 +123,8 @@ class Bash(StatelessTool[BashInput]):
             env: The commands' whole environment; None inherits this process's.
             limits: Resource limits (`resource.RLIMIT_*` -> soft and hard value) set on each
                 command's shell before it starts, e.g. CPU seconds.
+            tethered: Kill each command's whole process group when this process dies, even
+                by SIGKILL (Linux; a small wrapper process leads the group, `_tether`).
         """
         self.workspace = Workspace(cwd)
         self.additional_dangerous_files = list(additional_dangerous_files)
@@ -126,6 +132,13 @@ class Bash(StatelessTool[BashInput]):
         self.max_output_chars = max_output_chars
         self.env = None if env is None else dict(env)
         self.limits = dict(limits or {})
+        self.tethered = tethered
+
+    def _argv(self, command: str) -> list[str]:
+        shell = ["bash", "-c", command]
+        if not self.tethered:
+            return shell
+        return [sys.executable, "-I", "-S", _TETHER, str(os.getpid()), "--", *shell]
 
     def _apply_limits(self) -> None:
         # Runs in the forked child before exec: lower its limits (children inherit them).
@@ -187,9 +200,7 @@ class Bash(StatelessTool[BashInput]):
         seconds = min(timeout_ms, MAX_TIMEOUT_MS) / 1000
         try:
             process = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                params.command,
+                *self._argv(params.command),
                 cwd=self.workspace.cwd,
                 env=self.env,
                 preexec_fn=self._apply_limits if self.limits else None,

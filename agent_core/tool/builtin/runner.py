@@ -32,6 +32,7 @@ def workspace_tools(
     *,
     env: Mapping[str, str] | None = None,
     limits: Mapping[int, int] | None = None,
+    tethered: bool = False,
 ) -> list[BuiltinTool[Any]]:
     """Bash, Read, Write, Edit, Glob and Grep bound to `cwd`.
 
@@ -39,9 +40,10 @@ def workspace_tools(
         cwd: The directory the tools start in.
         env: The shell's whole environment; None inherits this process's.
         limits: Resource limits of each shell command (see `Bash`).
+        tethered: Shell commands die with this process (see `Bash`).
     """
     tools: list[BuiltinTool[Any]] = [
-        Bash(cwd, env=env, limits=limits),
+        Bash(cwd, env=env, limits=limits, tethered=tethered),
         Read(cwd),
         Write(cwd),
         Edit(cwd),
@@ -58,7 +60,11 @@ class WorkspaceToolRunner:
     """
 
     def __init__(
-        self, *, env: Mapping[str, str] | None = None, limits: Mapping[int, int] | None = None
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        limits: Mapping[int, int] | None = None,
+        tethered: bool = False,
     ) -> None:
         """Create the runner.
 
@@ -66,16 +72,21 @@ class WorkspaceToolRunner:
             env: The whole environment of every command the shell tool starts; None inherits
                 this process's (library use only: a service passes a scrubbed one).
             limits: Resource limits of each shell command (see `Bash`).
+            tethered: Shell commands die with this process (see `Bash`).
         """
         self.env = None if env is None else dict(env)
         self.limits = dict(limits or {})
+        self.tethered = tethered
         self._tools: dict[str, dict[str, BuiltinTool[Any]]] = {}
 
     def _tool(self, name: str, cwd: str) -> BuiltinTool[Any] | None:
         tools = self._tools.get(cwd)
         if tools is None:
             tools = self._tools[cwd] = {
-                t.name: t for t in workspace_tools(cwd, env=self.env, limits=self.limits)
+                t.name: t
+                for t in workspace_tools(
+                    cwd, env=self.env, limits=self.limits, tethered=self.tethered
+                )
             }
         return tools.get(name)
 

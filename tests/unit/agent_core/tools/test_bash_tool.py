@@ -32,8 +32,9 @@ async def wait_until_gone(pid: int, seconds: float = 10.0) -> bool:
     return True
 
 
-async def test_output_and_success(ws: Path) -> None:
-    run = Runner(Bash(ws))
+@pytest.mark.parametrize("tethered", [False, True])
+async def test_output_and_success(ws: Path, tethered: bool) -> None:
+    run = Runner(Bash(ws, tethered=tethered))
     (ws / "marker").touch()
 
     result = await run("Bash", command="pwd; ls", description="Show where we are")
@@ -43,8 +44,11 @@ async def test_output_and_success(ws: Path) -> None:
     assert result.metadata == {"exit_code": 0}
 
 
-async def test_stderr_and_nonzero_exit_code(ws: Path) -> None:
-    result = await Runner(Bash(ws))("Bash", command="echo out; echo err >&2; exit 3")
+@pytest.mark.parametrize("tethered", [False, True])
+async def test_stderr_and_nonzero_exit_code(ws: Path, tethered: bool) -> None:
+    result = await Runner(Bash(ws, tethered=tethered))(
+        "Bash", command="echo out; echo err >&2; exit 3"
+    )
 
     assert result.state is ToolResultState.ERROR
     assert result.text == "out\nerr\nExit code: 3"
@@ -81,10 +85,19 @@ async def test_output_streams_while_the_command_runs(ws: Path) -> None:
     assert rest[-1].state is ToolResultState.SUCCESS
 
 
-async def test_timeout_kills_the_whole_process_group(ws: Path) -> None:
+@pytest.mark.parametrize("tethered", [False, True])
+async def test_a_command_killed_by_a_signal_reports_the_same(ws: Path, tethered: bool) -> None:
+    result = await Runner(Bash(ws, tethered=tethered))("Bash", command="echo bye; kill -9 $$")
+
+    assert result.state is ToolResultState.ERROR
+    assert result.metadata == {"exit_code": -9}
+
+
+@pytest.mark.parametrize("tethered", [False, True])
+async def test_timeout_kills_the_whole_process_group(ws: Path, tethered: bool) -> None:
     command = "sleep 60 & echo $! > child.pid; echo started; wait"
 
-    result = await Runner(Bash(ws))("Bash", command=command, timeout=500)
+    result = await Runner(Bash(ws, tethered=tethered))("Bash", command=command, timeout=500)
 
     assert result.state is ToolResultState.ERROR
     assert result.text == "started\nCommand timed out after 0.5 seconds and was killed."
@@ -92,8 +105,9 @@ async def test_timeout_kills_the_whole_process_group(ws: Path) -> None:
     assert await wait_until_gone(int((ws / "child.pid").read_text()))
 
 
-async def test_stopping_early_kills_the_command(ws: Path) -> None:
-    toolkit = Toolkit([Bash(ws)])
+@pytest.mark.parametrize("tethered", [False, True])
+async def test_stopping_early_kills_the_command(ws: Path, tethered: bool) -> None:
+    toolkit = Toolkit([Bash(ws, tethered=tethered)])
     command = "echo $$ > shell.pid; echo ready; sleep 60"
     stream = toolkit.call(
         ToolCallBlock(id="c", name="Bash", input=json.dumps({"command": command}))
