@@ -30,6 +30,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _STEPS = 4
 _READY_POLL_S = 0.5
+_CLEANUP_GRACE_S = 30.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -136,6 +137,24 @@ def _wait_for_signal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _interrupt_starting(signum: int, frame: object) -> None:
+    """SIGINT during start-up: unwind it as a KeyboardInterrupt, with the clean-up bounded.
+
+    Ray can block a stop begun mid-start (a node half up); after `_CLEANUP_GRACE_S` the process
+    exits anyway, and the node's processes go with it (Ray's reaper watches this process).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def give_up() -> None:
+        print("troupe: interrupted (clean-up cut short)", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    timer = threading.Timer(_CLEANUP_GRACE_S, give_up)
+    timer.daemon = True
+    timer.start()
+    raise KeyboardInterrupt
+
+
 def _progress(number: int, text: str, listener: StartingListener | None = None) -> None:
     print(f"[{number}/{_STEPS}] {text}", flush=True)
     if listener is not None:
@@ -225,6 +244,7 @@ def serve_command(args: argparse.Namespace) -> None:
     runtime's modules are imported only then (they take seconds).
     """
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGINT, _interrupt_starting)
     if args.host in _LOOPBACK and not args.ray_address:
         # Ray then takes the loopback address as the node's (as it does on macOS), so its GCS,
         # raylet, agents and workers listen on 127.0.0.1 only. Read when `ray` is imported.
