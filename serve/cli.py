@@ -129,6 +129,7 @@ def _env_list(name: str) -> list[str]:
 
 
 def _wait_for_signal() -> None:
+    _check_interrupted()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -137,13 +138,19 @@ def _wait_for_signal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _interrupt_starting(signum: int, frame: object) -> None:
-    """SIGINT during start-up: unwind it as a KeyboardInterrupt, with the clean-up bounded.
+_interrupted = threading.Event()
 
-    Ray can block a stop begun mid-start (a node half up); after `_CLEANUP_GRACE_S` the process
-    exits anyway, and the node's processes go with it (Ray's reaper watches this process).
+
+def _interrupt_starting(signum: int, frame: object) -> None:
+    """SIGINT during start-up: stop at the next step, with the clean-up bounded.
+
+    The interrupt is not raised from here: it could land inside one of Ray's C callbacks,
+    which would print it and carry on starting. `_check_interrupted` raises it between steps
+    and while waiting. After `_CLEANUP_GRACE_S` the process exits anyway (a stop begun while
+    Ray is half up can block); the node's processes go with it (Ray's reaper watches this one).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _interrupted.set()
 
     def give_up() -> None:
         print("troupe: interrupted (clean-up cut short)", file=sys.stderr, flush=True)
@@ -152,10 +159,16 @@ def _interrupt_starting(signum: int, frame: object) -> None:
     timer = threading.Timer(_CLEANUP_GRACE_S, give_up)
     timer.daemon = True
     timer.start()
-    raise KeyboardInterrupt
+
+
+def _check_interrupted() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C was pressed during start-up."""
+    if _interrupted.is_set():
+        raise KeyboardInterrupt
 
 
 def _progress(number: int, text: str, listener: StartingListener | None = None) -> None:
+    _check_interrupted()
     print(f"[{number}/{_STEPS}] {text}", flush=True)
     if listener is not None:
         listener.step(text)
@@ -176,6 +189,7 @@ def _wait_until_served(base_url: str, listener: StartingListener) -> dict[str, A
             message = deployment.failure().strip().splitlines()
             raise StartupError(f"the API did not deploy: {message[-1] if message else state}")
         time.sleep(_READY_POLL_S)
+        _check_interrupted()
     listener.close()
     return _wait_until_answered(base_url)
 
@@ -197,6 +211,7 @@ def _wait_until_answered(
         except (httpx.HTTPError, ValueError):
             pass
         time.sleep(_READY_POLL_S)
+        _check_interrupted()
 
 
 def _start_ray(args: argparse.Namespace, namespace: str, stack: ExitStack) -> str | None:
@@ -222,7 +237,7 @@ def _start_ray(args: argparse.Namespace, namespace: str, stack: ExitStack) -> st
         except Exception as exc:  # Ray raises plain exceptions when its node cannot start
             lines = str(exc).strip().splitlines()
             raise StartupError(f"cannot start Ray: {lines[0] if lines else repr(exc)}") from exc
-    wait_for_ray_address(args.ray_address, args.ray_timeout)
+    wait_for_ray_address(args.ray_address, args.ray_timeout, _check_interrupted)
     try:
         context = ray.init(
             address=args.ray_address,

@@ -23,6 +23,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -188,10 +189,13 @@ class StartingListener:
         self._server.server_close()
 
 
-def wait_for_ray_address(address: str, timeout: float) -> None:
+def wait_for_ray_address(
+    address: str, timeout: float, between_probes: Callable[[], None] = lambda: None
+) -> None:
     """Wait until the Ray cluster at `address` accepts TCP connections, at most `timeout` s.
 
-    `auto` and `local` are left to Ray (they fail fast on their own).
+    `auto` and `local` are left to Ray (they fail fast on their own). `between_probes` runs
+    after each failed probe (it may raise to stop waiting).
 
     Raises:
         StartupError: The address is malformed or nothing answered in time.
@@ -218,3 +222,4 @@ def wait_for_ray_address(address: str, timeout: float) -> None:
                 "start one with `ray start --head` or omit --ray-address to run a local Ray"
             )
         time.sleep(_PROBE_INTERVAL_S)
+        between_probes()
