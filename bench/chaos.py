@@ -41,7 +41,7 @@ from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
 from actors.ops.audit import audit_session
-from actors.sessions.hints import INTERRUPTED_BY_RESTART
+from actors.sessions.background_calls import INTERRUPTED_BY_RESTART
 from actors.storage.redis_storage import RedisStorage
 from tests.support.api import make_session, post_chat
 from tests.support.openai_server import ScriptedReply

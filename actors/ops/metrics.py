@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import ray
@@ -93,30 +93,33 @@ def inbox_read(depth: int) -> None:
         _depth().observe(depth)
 
 
+async def _timed(
+    handler: EventHandler, input_kwargs: dict[str, Any], observe: Callable[[float], None]
+) -> AsyncIterator[AgentEvent]:
+    """Pass `handler`'s events through, then `observe` the seconds it took (failures included)."""
+    started = time.monotonic()
+    try:
+        async for event in handler(**input_kwargs):
+            yield event
+    finally:
+        if _on():
+            observe(time.monotonic() - started)
+
+
 class MetricsMiddleware(MiddlewareBase):
     """Times every reply and tool call of the agent it wraps (`troupe_*_seconds`)."""
 
-    async def on_reply(
+    def on_reply(
         self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
     ) -> AsyncIterator[AgentEvent]:
         """Time the reply, parked and failed ones included."""
-        started = time.monotonic()
-        try:
-            async for event in next_handler(**input_kwargs):
-                yield event
-        finally:
-            if _on():
-                _replies().observe(time.monotonic() - started)
+        return _timed(next_handler, input_kwargs, lambda seconds: _replies().observe(seconds))
 
-    async def on_acting(
+    def on_acting(
         self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
     ) -> AsyncIterator[AgentEvent]:
         """Time the tool call, tagged with the tool's name."""
-        started = time.monotonic()
-        try:
-            async for event in next_handler(**input_kwargs):
-                yield event
-        finally:
-            if _on():
-                name = input_kwargs["tool_call"].name
-                _tools().observe(time.monotonic() - started, tags={"tool": name})
+        tags = {"tool": input_kwargs["tool_call"].name}
+        return _timed(
+            next_handler, input_kwargs, lambda seconds: _tools().observe(seconds, tags=tags)
+        )

@@ -21,12 +21,7 @@ from redis.asyncio import Redis
 from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.outage import OUTAGE_ERRORS
-from actors.sessions.hints import (
-    INTERRUPTED_BY_RESTART,
-    InboxBackgroundSink,
-    background_item_id,
-    completion_hint,
-)
+from actors.sessions.hints import InboxBackgroundSink, background_item_id, completion_hint
 from agent_core.agent import reads_only
 from agent_core.message import ToolCallBlock, ToolResultState
 from agent_core.state import AgentState
@@ -52,6 +47,14 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 end
 """
+
+
+INTERRUPTED_BY_RESTART = (
+    "Interrupted: the server restarted (or the process running this call crashed) while "
+    "this call was running in the background. It was not run again because it may have "
+    "side effects; check what it did before retrying it."
+)
+"""The result of a background call its crashed runner never finished (and may not re-run)."""
 
 
 class BackgroundCall(BaseModel):

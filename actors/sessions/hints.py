@@ -50,13 +50,6 @@ class InboxHints:
         return hints
 
 
-INTERRUPTED_BY_RESTART = (
-    "Interrupted: the server restarted (or the process running this call crashed) while "
-    "this call was running in the background. It was not run again because it may have "
-    "side effects; check what it did before retrying it."
-)
-
-
 def background_item_id(call_id: str) -> str:
     """The inbox item id of the result of background call `call_id` (one result per call)."""
     return f"bg-{call_id}"

@@ -26,7 +26,7 @@ from actors._remote.workspace_actor import workspace_actor_name
 from actors.bus.keys import Keys
 from actors.local._ports import find_free_port
 from actors.local.embedded_redis import EmbeddedRedis
-from actors.sessions.hints import INTERRUPTED_BY_RESTART
+from actors.sessions.background_calls import INTERRUPTED_BY_RESTART
 from actors.settings import RuntimeSettings
 from serve import deployment
 from tests.support.api import USER, chat_and_collect, make_session, tool_results
