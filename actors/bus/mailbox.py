@@ -82,21 +82,23 @@ class Mailbox:
         except SessionUnavailable:
             log.warning("session %s not reachable now; the sweeper will wake it", session_id)
 
-    async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
-        """Deliver items to many sessions: one pipelined write, then one batch of wakes.
+    async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
+        """Deliver items (to one or many sessions): one pipelined write, then one batch of wakes.
 
-        Returns the sessions whose inbox was full (their item was not accepted); the others
-        were delivered and woken as `deliver` does.
+        Returns whether each item was accepted, in order (an item whose inbox was full was
+        not); the accepted ones were delivered and woken as `deliver` does.
         """
-        full = await self.bus.put_many(deliveries)
-        accepted = [sid for sid, _ in deliveries if sid not in full]
+        deliveries = [(session_id, stamped(item)) for session_id, item in deliveries]
+        accepted = await self.bus.put_many(deliveries)
+        woken = [sid for (sid, item), ok in zip(deliveries, accepted, strict=True) if ok]
+        for (_, item), ok in zip(deliveries, accepted, strict=True):
+            if ok:
+                delivered(item.type)
         try:
-            await self.dispatcher.wake_many(accepted)
+            await self.dispatcher.wake_many(woken)
         except SessionUnavailable:
-            log.warning(
-                "%d session(s) not reachable now; the sweeper will wake them", len(accepted)
-            )
-        return full
+            log.warning("%d session(s) not reachable now; the sweeper will wake them", len(woken))
+        return accepted
 
     async def sweep(self) -> int:
         """Wake every session whose inbox may hold items; return how many were woken."""

@@ -190,10 +190,10 @@ class RedisMessageBus(RedisOwner):
             )
         return _text(result) or None
 
-    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[str]:
-        """`put` many items in one pipelined round trip; return the sessions whose inbox was full.
+    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
+        """`put` many items in one pipelined round trip; return whether each was accepted.
 
-        Duplicates are no-ops, as with `put`; a full inbox refuses only its own item.
+        Duplicates are no-ops (accepted), as with `put`; a full inbox refuses only its own item.
 
         Raises:
             StaleGeneration: a newer server started on this Redis.
@@ -220,7 +220,7 @@ class RedisMessageBus(RedisOwner):
             except ResponseError as exc:
                 _raise_refusal(exc, "an inbox")
                 raise
-        return [sid for (sid, _), result in zip(deliveries, results, strict=True) if result is None]
+        return [result is not None for result in results]
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
         """Return the unconsumed inbox items that can be read, oldest first.

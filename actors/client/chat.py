@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from actors.bus.delivery_batcher import DeliveryBatcher
 from actors.bus.event_fanout import EventFanout
 from actors.bus.items import ChatInput, ChatItem
 from actors.bus.mailbox import SessionDispatcher
@@ -39,6 +40,7 @@ class ChatClient:
         self._storage = parts.storage
         self._bus = parts.bus
         self._mailbox = parts.mailbox
+        self._deliveries = DeliveryBatcher(parts.mailbox)
         self._dispatcher = parts.dispatcher
         self._fanout: EventFanout | None = None
 
@@ -58,7 +60,7 @@ class ChatClient:
             raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
             await self._check_resume(session_id, chat_input)
-        await self._mailbox.deliver(session_id, ChatItem(input=chat_input))
+        await self._deliveries.deliver(session_id, ChatItem(input=chat_input))
 
     async def _check_resume(self, session_id: str, event: ResumeEvent) -> None:
         """Refuse a resume event that does not answer the session's parked reply."""
