@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from actors.bus.commit import Commit, Committer, Op
 from actors.bus.generation import UNFENCED
+from actors.bus.grouped_calls import GroupedCalls
 from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.bus.redis_connect import RedisOwner
 from actors.errors import (
@@ -77,6 +78,7 @@ class RedisStorage(RedisOwner):
         self.secret_key = secret_key
         self._box = SecretBox(secret_key) if secret_key else None
         self._committer = Committer(self.redis, self.keys, 0, generation)
+        self._session_reads = GroupedCalls(self._read_sessions)
 
     async def secrets(self) -> SecretBox:
         """The deployment's `SecretBox` (its generated key is fetched on first use)."""
@@ -95,13 +97,10 @@ class RedisStorage(RedisOwner):
     async def _get(
         self, key: str, model: type[R], user_id: str, missing: type[NotFound], record_id: str
     ) -> R:
-        raw = await self.redis.get(key)
-        if raw is None:
-            raise missing(record_id)
-        record = model.model_validate_json(raw)
-        if getattr(record, "user_id", None) != user_id:
-            raise missing(record_id)  # another user's record does not exist for this caller
-        return record
+        return _owned(await self.redis.get(key), model, user_id, missing, record_id)
+
+    async def _read_sessions(self, session_ids: list[str]) -> list[bytes | None]:
+        return list(await self.redis.mget([self.keys.session(i) for i in session_ids]))
 
     async def _list(self, user_id: str, kind: str, key_of: str, model: type[R]) -> list[R]:
         ids = await self.redis.zrange(self.keys.user_index(user_id, kind), 0, -1)
@@ -272,9 +271,9 @@ class RedisStorage(RedisOwner):
         Raises:
             SessionNotFound: no such session for this user.
         """
-        record = await self._get(
-            self.keys.session(session_id), SessionRecord, user_id, SessionNotFound, session_id
-        )
+        # Grouped: the chat path reads a session per request, many at once under load.
+        raw = await self._session_reads(session_id)
+        record = _owned(raw, SessionRecord, user_id, SessionNotFound, session_id)
         if with_state:
             record.state = await self.load_state(session_id)
         return record
@@ -442,3 +441,15 @@ class RedisStorage(RedisOwner):
 
 def _score() -> float:
     return time.time()
+
+
+def _owned(
+    raw: bytes | None, model: type[R], user_id: str, missing: type[NotFound], record_id: str
+) -> R:
+    """The record stored as `raw` if it is the user's; another user's does not exist for them."""
+    if raw is None:
+        raise missing(record_id)
+    record = model.model_validate_json(raw)
+    if getattr(record, "user_id", None) != user_id:
+        raise missing(record_id)
+    return record
