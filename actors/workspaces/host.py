@@ -5,7 +5,7 @@ and runs everything that touches their files: built-in tool calls, MCP servers, 
 offloads. Sessions and API replicas never open a workspace themselves; they send it requests,
 over Ray to the `WorkspaceActor` on a sandbox node (`actors.workspaces.ray_service`), or directly
 to a host in the same process (single-process servers and tests). Everything that crosses the
-boundary is JSON.
+boundary is JSON (the requests and views are in `actors.workspaces.requests`).
 """
 
 from __future__ import annotations

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.skill import Skill
+from workspaces.browse import FileInfo
 from workspaces.errors import InvalidSkill
 from workspaces.git import GitStatus
 
 if TYPE_CHECKING:
     from mcp import types
-
-    from workspaces.browse import FileInfo
 
 MAX_SKILL_BUNDLE_BYTES = 16 * 1024 * 1024
 
