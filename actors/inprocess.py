@@ -6,13 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from actors.sessions.extensions import AgentExtensions, register_credential_types
-from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.wiring import RuntimeParts, wire
 from actors.workspaces.session_workspaces import shared_workspaces
 
 if TYPE_CHECKING:
     from actors.schedules.service import ScheduleService
+    from actors.sessions.runtime import SessionRuntime
 
 
 class InProcessDispatcher:
@@ -33,6 +33,10 @@ class InProcessDispatcher:
     def runtime(self, session_id: str) -> SessionRuntime:
         """Return (creating it if needed) the runtime of a session."""
         if session_id not in self._runtimes:
+            # Loaded on first use: the schedule service imports this module in every session
+            # host, which otherwise would carry the agent loop before hosting a session.
+            from actors.sessions.runtime import SessionRuntime
+
             if self._parts is None:
                 self._parts = wire(self._settings, lambda _redis: self)
             self._runtimes[session_id] = SessionRuntime(

@@ -2,9 +2,13 @@
 
 Each figure comes from a fresh interpreter (median of `--reps`): a bare one that imports only
 `ray` (what every Ray worker has loaded before it runs an actor), and one that then imports the
-module a session host or a workspace actor is built from. Printed: wall time of the extra import,
-USS (unique set size) of both processes and the difference, the number of modules loaded, and
-the heavy third-party packages it loaded that the bare worker had not.
+module a session host or a workspace actor is built from. Printed: wall and CPU time of the
+extra import (CPU time varies less with the machine's load), USS (unique set size) of both
+processes and the difference, the private dirty memory (what the imports allocated and wrote)
+and its difference, the number of modules loaded, and the heavy third-party packages it loaded
+that the bare worker had not. USS also counts the clean pages of shared libraries that no other
+process maps at that moment, so on a busy machine it swings by tens of MiB; the private dirty
+figure does not.
 
 Run: .venv/bin/python bench/imports.py [--reps 5] [--module actors._remote.session_actor]
 """
@@ -42,14 +46,18 @@ _PROBE = """
 import json, sys, time
 import psutil
 import ray
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), time.process_time()
 for name in {modules!r}:
     __import__(name)
-elapsed = time.perf_counter() - start
+elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
 watched = {watched!r}
+with open("/proc/self/smaps_rollup") as rollup:
+    dirty = next(int(ln.split()[1]) * 1024 for ln in rollup if ln.startswith("Private_Dirty:"))
 print(json.dumps({{
     "seconds": elapsed,
+    "cpu": cpu,
     "uss": psutil.Process().memory_full_info().uss,
+    "dirty": dirty,
     "modules": len(sys.modules),
     "loaded": sorted(w for w in watched if w in sys.modules),
 }}))
@@ -82,14 +90,21 @@ def main() -> None:
     targets = args.module or ["actors._remote.session_actor", "actors.workspaces.host"]
     bare = [probe([]) for _ in range(args.reps)]
     bare_uss = median_of(bare, "uss")
+    bare_dirty = median_of(bare, "dirty")
     print(f"Imports over a bare Ray worker (python + `import ray`), median of {args.reps} runs")
-    print(f"  bare: USS {bare_uss / 2**20:6.1f} MiB, {median_of(bare, 'modules'):.0f} modules")
+    print(
+        f"  bare: USS {bare_uss / 2**20:6.1f} MiB, private dirty {bare_dirty / 2**20:6.1f} MiB, "
+        f"{median_of(bare, 'modules'):.0f} modules"
+    )
     for module in targets:
         samples = [probe([module]) for _ in range(args.reps)]
         uss = median_of(samples, "uss")
+        dirty = median_of(samples, "dirty")
         print(
-            f"  {module}: +{median_of(samples, 'seconds') * 1e3:5.0f} ms, "
+            f"  {module}: +{median_of(samples, 'seconds') * 1e3:5.0f} ms "
+            f"(CPU {median_of(samples, 'cpu') * 1e3:4.0f} ms), "
             f"USS {uss / 2**20:6.1f} MiB (+{(uss - bare_uss) / 2**20:5.1f} MiB), "
+            f"private dirty +{(dirty - bare_dirty) / 2**20:5.1f} MiB, "
             f"{median_of(samples, 'modules'):.0f} modules"
         )
         extra = sorted(set(samples[-1]["loaded"]) - set(bare[-1]["loaded"]))  # type: ignore[call-overload]

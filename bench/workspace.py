@@ -97,8 +97,8 @@ async def workspace_actor(workdir: Path) -> AsyncIterator[Opened]:
 
     from actors.local.embedded_redis import EmbeddedRedis
     from actors.settings import RuntimeSettings
-    from actors.workspaces.host import WorkspaceRequest
     from actors.workspaces.ray_service import RayWorkspaceService
+    from actors.workspaces.requests import WorkspaceRequest
     from actors.workspaces.session_workspaces import session_kit
 
     with EmbeddedRedis() as redis_server:

@@ -2,10 +2,16 @@
 
 The layer between the runtime (`actors`) and the building blocks (`agent_core`); it imports
 no ray, fastapi, starlette or redis.
+
+The errors load eagerly, the rest on first use: a session host reads a few result models and
+the Docker policy from here and runs no workspace itself.
 """
 
-from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBase
-from workspaces.browse import DirectoryEntry, DirectoryListing, FileInfo
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from workspaces.errors import (
     CorruptWorkspace,
     E2BUnavailable,
@@ -22,14 +28,42 @@ from workspaces.errors import (
     WorkspaceItemNotFound,
     WrongFileType,
 )
-from workspaces.git import GitStatus, read_git_status
-from workspaces.local import LocalWorkspace
-from workspaces.manager import (
-    CachingWorkspaceManager,
-    LocalWorkspaceManager,
-    WorkspaceKey,
-    WorkspaceManagerBase,
-)
+
+if TYPE_CHECKING:
+    from workspaces.base import InstalledSkill, MCPStatus, MCPToolInfo, WorkspaceBase
+    from workspaces.browse import DirectoryEntry, DirectoryListing, FileInfo
+    from workspaces.git import GitStatus, read_git_status
+    from workspaces.local import LocalWorkspace
+    from workspaces.manager import (
+        CachingWorkspaceManager,
+        LocalWorkspaceManager,
+        WorkspaceKey,
+        WorkspaceManagerBase,
+    )
+
+_LAZY = {
+    "CachingWorkspaceManager": "workspaces.manager",
+    "DirectoryEntry": "workspaces.browse",
+    "DirectoryListing": "workspaces.browse",
+    "FileInfo": "workspaces.browse",
+    "GitStatus": "workspaces.git",
+    "InstalledSkill": "workspaces.base",
+    "LocalWorkspace": "workspaces.local",
+    "LocalWorkspaceManager": "workspaces.manager",
+    "MCPStatus": "workspaces.base",
+    "MCPToolInfo": "workspaces.base",
+    "WorkspaceBase": "workspaces.base",
+    "WorkspaceKey": "workspaces.manager",
+    "WorkspaceManagerBase": "workspaces.manager",
+    "read_git_status": "workspaces.git",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'workspaces' has no attribute {name!r}")
+
 
 __all__ = [
     "CachingWorkspaceManager",

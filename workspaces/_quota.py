@@ -21,8 +21,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
-from agent_core.tool.builtin.runner import final_error
-from agent_core.tool.execution import ToolExecutor, ToolInvocation, ToolOutput
+from agent_core.tool.execution import ToolExecutor, ToolInvocation, ToolOutput, final_error
 
 WRITING_TOOLS = frozenset({"Bash", "Write", "Edit"})
 """The workspace tools that can grow the workspace; the others pass through unwatched."""

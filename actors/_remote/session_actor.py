@@ -9,7 +9,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 from ray.exceptions import RayActorError
@@ -23,11 +23,13 @@ from actors.schedules.service import ScheduleService
 from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hosts import SessionHosts, session_actor_name
 from actors.sessions.placement import DEDICATED
-from actors.sessions.runtime import SessionRuntime
 from actors.settings import RuntimeSettings
 from actors.wiring import wire
 from actors.workspaces.ray_service import RayWorkspaceService
 from actors.workspaces.session_workspaces import SessionWorkspaces
+
+if TYPE_CHECKING:
+    from actors.sessions.runtime import SessionRuntime
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,10 @@ class SessionActor:
     def _runtime(self, session_id: str) -> SessionRuntime:
         runtime = self._runtimes.get(session_id)
         if runtime is None:
+            # The agent loop loads with the first session hosted: a pre-warmed host (or a
+            # workspace actor importing the dispatcher) does not carry it in memory until then.
+            from actors.sessions.runtime import SessionRuntime
+
             runtime = self._runtimes[session_id] = SessionRuntime(
                 session_id,
                 self._storage,

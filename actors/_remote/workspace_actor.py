@@ -17,7 +17,8 @@ from actors.sessions.hints import completion_hint
 from actors.settings import RuntimeSettings
 from actors.wiring import wire
 from actors.workspaces.backends import workspace_manager
-from actors.workspaces.host import SkillBundle, WorkspaceHost, WorkspaceRequest
+from actors.workspaces.host import WorkspaceHost
+from actors.workspaces.requests import SkillBundle, WorkspaceRequest
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolCallBlock, ToolResultBlock, ToolResultState
 from agent_core.tool.execution import ToolInvocation

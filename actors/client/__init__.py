@@ -18,8 +18,8 @@ from actors.inprocess import InProcessDispatcher
 from actors.ops.audit import SessionAudit
 from actors.storage.records import MCPRecord, SkillRecord
 from actors.storage.redis_storage import RedisStorage
-from actors.workspaces.host import FileStream
 from actors.workspaces.library import AddResult
+from actors.workspaces.requests import FileStream
 from actors.workspaces.session_workspaces import WorkspaceHandle
 from actors.workspaces.skill_upload import (
     MAX_UPLOAD_REQUEST_BYTES,

@@ -28,7 +28,7 @@ from actors.bus.redis_errors import storage_errors
 from actors.errors import LibraryMCPNotFound, LibrarySkillNotFound, NameTaken
 from actors.storage.crypto import SecretBox
 from actors.storage.records import MCPRecord, SkillRecord
-from actors.workspaces.host import SkillBundle
+from actors.workspaces.requests import SkillBundle
 from actors.workspaces.session_workspaces import WorkspaceHandle
 from agent_core._ids import now_iso
 from agent_core.mcp import MCPClientConfig

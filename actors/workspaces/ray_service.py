@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from actors.bus.keys import Keys
 from actors.bus.redis_connect import connect
 from actors.settings import RuntimeSettings
-from actors.workspaces.host import (
+from actors.workspaces.requests import (
     FileStream,
     SkillBundle,
     WorkspaceRequest,
@@ -37,8 +37,7 @@ from actors.workspaces.host import (
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolChunk
-from agent_core.tool.builtin.runner import final_error
-from agent_core.tool.execution import ToolInvocation, ToolOutput
+from agent_core.tool.execution import ToolInvocation, ToolOutput, final_error
 from workspaces import DirectoryListing, FileInfo, InstalledSkill, MCPStatus
 from workspaces.errors import WorkspaceError
 

@@ -19,11 +19,9 @@ from typing import Any, Protocol
 
 from actors.settings import RuntimeSettings
 from actors.storage.records import SessionRecord
-from actors.workspaces.backends import workspace_manager
-from actors.workspaces.host import (
+from actors.workspaces.requests import (
     FileStream,
     SkillBundle,
-    WorkspaceHost,
     WorkspaceRequest,
     WorkspaceStatusView,
     WorkspaceView,
@@ -35,7 +33,6 @@ from agent_core.permission import PermissionContext
 from agent_core.permission.types import AdditionalWorkingDirectory
 from agent_core.skill import SkillViewer
 from agent_core.tool import ToolBase, ToolChunk
-from agent_core.tool.builtin.runner import workspace_tools
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 from workspaces import DirectoryListing, InstalledSkill, MCPStatus
 
@@ -257,6 +254,10 @@ def session_kit(
     service: WorkspaceService, request: WorkspaceRequest, view: WorkspaceView
 ) -> SessionKit:
     """The tools and offloader a session gets from the workspace `view` describes."""
+    # The built-in tools (and the shell analysis behind Bash's permission hooks) load with
+    # the first session: a session host carries none of them until it hosts one.
+    from agent_core.tool.builtin.runner import workspace_tools
+
     executor = _Executor(service, request)
     tools: list[ToolBase] = [tool.bind(executor) for tool in workspace_tools(view.cwd)]
     if view.mcp_tools:
@@ -321,6 +322,11 @@ def shared_workspaces(settings: RuntimeSettings) -> SessionWorkspaces:
         if current is not None and shared.loop is not current:
             shared = None
     if shared is None:
+        # The host and its backends load only where workspaces run in this process: session
+        # hosts reach theirs through workspace actors and never need them.
+        from actors.workspaces.backends import workspace_manager
+        from actors.workspaces.host import WorkspaceHost
+
         shared = _SHARED[key] = SessionWorkspaces(WorkspaceHost(workspace_manager(settings)))
     return shared
 

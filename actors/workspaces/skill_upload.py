@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from actors.workspaces.host import MAX_SKILL_BUNDLE_BYTES, SkillBundle
+from actors.workspaces.requests import MAX_SKILL_BUNDLE_BYTES, SkillBundle
 from agent_core.errors import ToolError
 from agent_core.skill import Skill
 from agent_core.skill.skill import SKILL_FILE

@@ -1,12 +1,40 @@
-"""The agent of agent_core: the ReAct loop and its configuration."""
+"""The agent of agent_core: the ReAct loop and its configuration.
 
-from agent_core.agent._agent import Agent, AgentInput
+The configuration loads eagerly; the loop (with the toolkit, the permission engine and the
+event folding it reaches) loads on first use, so a process that only stores or validates agent
+configurations, such as a session host before it hosts a session, does not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._injection import RUNTIME_STATE_SOURCE, InjectionConfig
-from agent_core.agent._reply import ReplyBuilder
-from agent_core.agent._restart import Restarted, reads_only
-from agent_core.agent._resume import ResumeEvent
 from agent_core.agent._tokens import ByteTokenCounter, CachedTokenCounter, TokenCounter
+
+if TYPE_CHECKING:
+    from agent_core.agent._agent import Agent, AgentInput
+    from agent_core.agent._reply import ReplyBuilder
+    from agent_core.agent._restart import Restarted, reads_only
+    from agent_core.agent._resume import ResumeEvent
+
+_LAZY = {
+    "Agent": "agent_core.agent._agent",
+    "AgentInput": "agent_core.agent._agent",
+    "ReplyBuilder": "agent_core.agent._reply",
+    "Restarted": "agent_core.agent._restart",
+    "ResumeEvent": "agent_core.agent._resume",
+    "reads_only": "agent_core.agent._restart",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agent_core.agent' has no attribute {name!r}")
+
 
 __all__ = [
     "RUNTIME_STATE_SOURCE",

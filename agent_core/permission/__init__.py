@@ -2,19 +2,16 @@
 
 `PermissionEngine` decides each tool call from a `PermissionContext`; the `bash_*` and `file_*`
 functions are the permission hooks the built-in tools call (see `bash` and `paths`).
+
+The Bash analysis (a shell parser and command tables) loads on first use: every process that
+reads messages or states imports this package, and most never check a shell command.
 """
 
-from agent_core.permission.bash import (
-    BashAnalysis,
-    SubCommand,
-    analyze_command,
-    bash_match_rule,
-    bash_permission,
-    bash_read_paths,
-    bash_rule_subjects,
-    bash_suggestions,
-    is_read_only,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from agent_core.permission.engine import PermissionEngine
 from agent_core.permission.errors import InvalidRuleError, PermissionSystemError, ShellSyntaxError
 from agent_core.permission.paths import (
@@ -36,6 +33,38 @@ from agent_core.permission.types import (
     PermissionMode,
     PermissionRule,
 )
+
+if TYPE_CHECKING:
+    from agent_core.permission.bash import (
+        BashAnalysis,
+        SubCommand,
+        analyze_command,
+        bash_match_rule,
+        bash_permission,
+        bash_read_paths,
+        bash_rule_subjects,
+        bash_suggestions,
+        is_read_only,
+    )
+
+_LAZY = {
+    "BashAnalysis": "agent_core.permission.bash",
+    "SubCommand": "agent_core.permission.bash",
+    "analyze_command": "agent_core.permission.bash",
+    "bash_match_rule": "agent_core.permission.bash",
+    "bash_permission": "agent_core.permission.bash",
+    "bash_read_paths": "agent_core.permission.bash",
+    "bash_rule_subjects": "agent_core.permission.bash",
+    "bash_suggestions": "agent_core.permission.bash",
+    "is_read_only": "agent_core.permission.bash",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agent_core.permission' has no attribute {name!r}")
+
 
 __all__ = [
     "AdditionalWorkingDirectory",

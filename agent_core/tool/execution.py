@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id
+from agent_core.message import TextBlock, ToolResultState
 from agent_core.state import ToolContext
 from agent_core.tool.base import ToolChunk
 
@@ -65,3 +66,9 @@ class ToolExecutor(Protocol):
         process died) ends with a final ERROR chunk saying why.
         """
         ...
+
+
+def final_error(message: str) -> ToolOutput:
+    """A frame ending a call that could not run (the workspace is gone, its process died)."""
+    chunk = ToolChunk(content=[TextBlock(text=message)], state=ToolResultState.ERROR, is_last=True)
+    return ToolOutput(chunk=chunk)

@@ -16,8 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agent_core.tool.builtin.runner import final_error
-from agent_core.tool.execution import ToolInvocation, ToolOutput
+from agent_core.tool.execution import ToolInvocation, ToolOutput, final_error
 from workspaces.errors import WorkspaceError
 from workspaces.toolhost.protocol import (
     MAX_LINE,

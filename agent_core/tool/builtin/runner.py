@@ -116,8 +116,3 @@ class WorkspaceToolRunner:
                 yield ToolOutput(chunk=chunk)
         if state is not None:
             yield ToolOutput(tool_context=state.tool_context)
-
-
-def final_error(message: str) -> ToolOutput:
-    """A frame ending a call that could not run (the workspace is gone, its process died)."""
-    return ToolOutput(chunk=done(message, error=True))

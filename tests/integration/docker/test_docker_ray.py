@@ -16,8 +16,8 @@ from actors._remote.workspace_actor import workspace_actor_name
 from actors.bus.keys import Keys
 from actors.local.embedded_redis import EmbeddedRedis
 from actors.settings import RuntimeSettings
-from actors.workspaces.host import WorkspaceRequest
 from actors.workspaces.ray_service import RayWorkspaceService, placement_key
+from actors.workspaces.requests import WorkspaceRequest
 from agent_core.tool.execution import ToolInvocation
 from tests.integration.docker._helpers import containers, remove_containers
 from tests.support.docker import DockerDaemon, image_mounts

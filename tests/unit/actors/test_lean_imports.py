@@ -3,7 +3,8 @@
 Each module is imported in a fresh interpreter, as a Ray worker does when it starts an actor,
 and the modules it loaded are checked: no HTTP layer, no command-line toolkits, no model
 provider, no SDK of a workspace backend or of MCP, no scheduler, no tracing SDK and no runtime
-client until something uses it.
+client until something uses it. A session host also leaves the agent loop, the built-in tools
+and the workspace host to its first session (it reaches workspaces through workspace actors).
 """
 
 from __future__ import annotations
@@ -65,6 +66,25 @@ def loaded_after_import(module: str, watched: tuple[str, ...] = FORBIDDEN) -> se
 )
 def test_an_actor_module_loads_no_cli_provider_or_backend_sdk(module: str) -> None:
     assert loaded_after_import(module) == set()
+
+
+FIRST_SESSION = (
+    "actors.sessions.runtime",
+    "agent_core.agent._agent",
+    "agent_core.tool.builtin",
+    "agent_core.permission.bash",
+    "actors.workspaces.host",
+    "actors.workspaces.backends",
+    "workspaces.local",
+)
+
+
+def test_a_session_host_loads_the_agent_loop_and_tools_with_its_first_session() -> None:
+    assert loaded_after_import("actors._remote.session_actor", FIRST_SESSION) == set()
+
+
+def test_messages_and_records_load_no_shell_analysis_or_tools() -> None:
+    assert loaded_after_import("actors.storage.records", FIRST_SESSION) == set()
 
 
 def test_a_provider_loads_on_first_use() -> None:

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from actors.settings import RuntimeSettings
 from actors.workspaces.backends import resolve_backend, workspace_health, workspace_manager
-from actors.workspaces.host import WorkspaceRequest
 from actors.workspaces.ray_service import placement_key
+from actors.workspaces.requests import WorkspaceRequest
 from serve.cli import main
 from workspaces.docker import DockerWorkspace, DockerWorkspaceManager, ReadOnlyMount
 from workspaces.e2b import E2BWorkspaceManager

@@ -24,8 +24,8 @@ from agent_core.permission.types import PermissionBehavior
 from agent_core.state import ReadCacheEntry, ToolContext
 from agent_core.tool import Bash, Edit, Glob, Grep, Read, TaskCreate, ToolChunk, Write
 from agent_core.tool.builtin._base import BuiltinTool
-from agent_core.tool.builtin.runner import WorkspaceToolRunner, final_error, workspace_tools
-from agent_core.tool.execution import ToolInvocation, ToolOutput
+from agent_core.tool.builtin.runner import WorkspaceToolRunner, workspace_tools
+from agent_core.tool.execution import ToolInvocation, ToolOutput, final_error
 from tests.unit.agent_core.tools._helpers import Runner
 
 
