@@ -19,6 +19,7 @@
     ├── StorageUnavailable       Redis cannot be reached
     ├── SessionUnavailable       the session's actor could not be reached or activated
     ├── SecretKeyError           the secret key is malformed or cannot decrypt a stored secret
+    ├── StateDiverged            a session's stored state is not the one an update applies to
     └── SessionFenced            a newer owner of the session exists; this one must stop
         └── StaleGeneration      a newer server started on this Redis; this one is stale
 
@@ -128,6 +129,10 @@ class SessionFenced(RuntimeErrorBase):
 
 class StaleGeneration(SessionFenced):
     """A newer server (cluster generation) started on this Redis; this process may not write."""
+
+
+class StateDiverged(RuntimeErrorBase):
+    """A session's stored state is not the one its owner's incremental write applies to."""
 
 
 class SecretKeyError(RuntimeErrorBase):

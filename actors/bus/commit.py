@@ -17,12 +17,15 @@ from redis.exceptions import ResponseError
 
 from actors.bus.generation import UNFENCED, guard
 from actors.bus.keys import Keys
-from actors.errors import SessionFenced, StaleGeneration
+from actors.errors import SessionFenced, StaleGeneration, StateDiverged
 from agent_core.message import Msg
 
-# KEYS: lease, events, run, state, messages, message index, inbox, generation
-# ARGV: fence, op, reply id, seq, log cap, state JSON ('' = keep), [[msg id, msg JSON]...],
-#       [inbox ids], [event JSON...], [item ids the reply consumed] (begin), generation
+# KEYS: lease, events, run, state (older layout), messages, message index, inbox, generation,
+#       state head, state context
+# ARGV: fence, op, reply id, seq, log cap, state head JSON ('' = keep), [[msg id, msg JSON]...],
+#       [inbox ids], [event JSON...], [item ids the reply consumed] (begin), generation,
+#       state mode ('' = keep, 'rewrite', 'update'), version the update applies to, new version,
+#       n, n pairs (position, context Msg JSON) replaced in place, context Msg JSON appended...
 _COMMIT = (
     guard(8, 11)
     + """
@@ -40,13 +43,26 @@ if op ~= 'turn' then
     end
   end
 end
+local mode = ARGV[12] or ''
+if mode == 'update' and redis.call('HGET', KEYS[9], 'version') ~= ARGV[13] then
+  return {'diverged', ''}
+end
 if op == 'begin' then
   local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
   local cursor = '0'
   if newest[1] then cursor = newest[1][1] end
   redis.call('HSET', KEYS[3], 'reply_id', reply_id, 'cursor', cursor, 'items', ARGV[10])
 end
-if ARGV[6] ~= '' then redis.call('SET', KEYS[4], ARGV[6]) end
+if mode ~= '' then
+  if mode == 'rewrite' then redis.call('DEL', KEYS[4], KEYS[10]) end
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[9], 'state', ARGV[6]) end
+  redis.call('HSET', KEYS[9], 'version', ARGV[14])
+  local appended = 16 + 2 * tonumber(ARGV[15])
+  for i = 16, appended - 1, 2 do redis.call('LSET', KEYS[10], ARGV[i], ARGV[i + 1]) end
+  for i = appended, #ARGV, 1000 do
+    redis.call('RPUSH', KEYS[10], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+end
 for _, m in ipairs(cjson.decode(ARGV[7])) do
   local position = redis.call('HGET', KEYS[6], m[1])
   if position then
@@ -89,13 +105,32 @@ class Op(StrEnum):
 
 
 @dataclass
+class StateWrite:
+    """A change of the stored AgentState: its head (the state without `context`) and context.
+
+    A rewrite replaces the stored state with `head` and the `appended` messages. An update
+    applies to the stored version `base` only (else the commit raises `StateDiverged`): it sets
+    `head` (unless empty), replaces messages in place and appends others.
+    """
+
+    version: str
+    """The version the stored state has after this write."""
+    head: str = ""
+    rewrite: bool = True
+    base: str = ""
+    replaced: list[tuple[int, str]] = field(default_factory=list)
+    """(position, Msg JSON) pairs; a negative position counts from the end of the context."""
+    appended: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Commit:
     """One atomic write. Empty fields leave their part untouched."""
 
     op: Op
     reply_id: str = ""
     seq: int = 0
-    state: str = ""
+    state: StateWrite | None = None
     messages: list[Msg] = field(default_factory=list)
     inbox_ids: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
@@ -119,6 +154,8 @@ class Committer:
         `applied` is False when the write was applied before (a retry) or its run has closed.
 
         Raises:
+            StateDiverged: `commit.state` updates a version that is not the stored one (nothing
+                was written).
             SessionFenced: `fence` is not the session's current lease.
             StaleGeneration: a newer server started on this Redis.
         """
@@ -132,20 +169,24 @@ class Committer:
             keys.message_index(session_id),
             keys.inbox(session_id),
             keys.generation(),
+            keys.state_head(session_id),
+            keys.state_context(session_id),
         ]
-        args = [
+        args: list[str | int] = [
             fence,
             commit.op.value,
             commit.reply_id,
             commit.seq,
             self._maxlen,
-            commit.state,
+            "" if commit.state is None else commit.state.head,
             json.dumps([[m.id, m.model_dump_json()] for m in commit.messages]),
             json.dumps(commit.inbox_ids),
             json.dumps(commit.events),
             json.dumps(commit.items),
             self._generation,
         ]
+        if commit.state is not None:
+            args += _state_args(commit.state)
         try:
             status, last = await self._script(keys=redis_keys, args=args)
         except ResponseError as exc:
@@ -154,7 +195,17 @@ class Committer:
             if "FENCED" in str(exc):
                 raise SessionFenced(f"stale owner of session {session_id}") from exc
             raise
+        if _text(status) == "diverged":
+            raise StateDiverged(f"the stored state of session {session_id} is not the writer's")
         return _text(status) == "ok", _text(last)
+
+
+def _state_args(write: StateWrite) -> list[str | int]:
+    mode = "rewrite" if write.rewrite else "update"
+    args: list[str | int] = [mode, write.base, write.version, len(write.replaced)]
+    for position, msg in write.replaced:
+        args += [position, msg]
+    return args + write.appended
 
 
 def _text(value: bytes | str) -> str:

@@ -16,7 +16,10 @@ key                                     type    holds
 {p}:skill:{skill_id}:files              string  SkillBundle JSON: the library skill's files
 {p}:user:{user_id}:skills               zset    library skill ids by creation time
 {p}:user:{user_id}:skills:names         hash    library skill name -> id (names are unique)
-{p}:session:{session_id}:state          string  AgentState JSON
+{p}:session:{session_id}:state_head     hash    `state`: AgentState JSON without its context;
+                                                `version`: set by each write of the state
+{p}:session:{session_id}:state_context  list    the AgentState's context: Msg JSON, in order
+{p}:session:{session_id}:state          string  AgentState JSON (older layout, read if no head)
 {p}:session:{session_id}:messages       list    persisted Msg JSON, oldest first
 {p}:session:{session_id}:message_index  hash    Msg id -> position in the list
 {p}:session:{session_id}:events         stream  event log; entry field `e` = event JSON
@@ -106,8 +109,16 @@ class Keys:
         """Hash: name -> id of a user's library items of one kind (`mcps`, `skills`)."""
         return f"{self.user_index(user_id, kind)}:names"
 
+    def state_head(self, session_id: str) -> str:
+        """Hash: `state` (AgentState JSON without its context) and `version`."""
+        return f"{self.session(session_id)}:state_head"
+
+    def state_context(self, session_id: str) -> str:
+        """List: the Msg JSON of a session's AgentState context, in order."""
+        return f"{self.session(session_id)}:state_context"
+
     def state(self, session_id: str) -> str:
-        """AgentState JSON of a session."""
+        """Whole AgentState JSON of a session, as older versions stored it."""
         return f"{self.session(session_id)}:state"
 
     def messages(self, session_id: str) -> str:
@@ -190,6 +201,8 @@ class Keys:
         """Every key that belongs to one session."""
         return [
             self.session(session_id),
+            self.state_head(session_id),
+            self.state_context(session_id),
             self.state(session_id),
             self.messages(session_id),
             self.message_index(session_id),

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from actors.bus.commit import Commit, Committer, Op
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.outage import ride_out
+from actors.errors import StateDiverged
 from actors.sessions.recovery import rebuild_reply
 from actors.storage.redis_storage import RedisStorage
+from actors.storage.stored_state import StoredState
 from agent_core.event import (
     AgentEvent,
     CustomEvent,
@@ -90,6 +92,7 @@ class ReplyWriter:
         self._input_ids: list[str] = []
         self._acked: set[str] = set()
         self._to_ack: list[str] = []
+        self._stored = StoredState(fence)
 
     @property
     def running(self) -> str | None:
@@ -153,7 +156,7 @@ class ReplyWriter:
         if isinstance(event, (ReplyEndEvent, *_PARKING)):
             await self._close(event, state)
         elif isinstance(event, _CHECKPOINTS):
-            await self._commit(Op.CHECKPOINT, [event], self._snapshot(state))
+            await self._commit(Op.CHECKPOINT, [event], state, self._shadow)
         else:
             await self._commit(Op.APPEND, [event])
 
@@ -175,7 +178,7 @@ class ReplyWriter:
             self.acknowledge(items)
         else:
             items = []
-        await self._commit(Op.BEGIN, [], self._snapshot(state), inputs, items)
+        await self._commit(Op.BEGIN, [], state, self._shadow, inputs, items)
 
     async def _close(self, event: AgentEvent, state: AgentState) -> None:
         reply = next(m for m in reversed(state.context) if m.id == self._reply_id)
@@ -185,37 +188,46 @@ class ReplyWriter:
             self._parked = None
         else:
             self._parked = reply.model_copy(deep=True)
-        await self._commit(Op.CLOSE, events, state.model_dump_json(), [reply])
+        await self._commit(Op.CLOSE, events, state, messages=[reply])
         self._reply_id, self._shadow = None, None
-
-    def _snapshot(self, state: AgentState) -> str:
-        """The state with the running reply as the log has it."""
-        shadow = self._shadow
-        assert shadow is not None
-        context = [shadow if m.id == shadow.id else m for m in state.context]
-        return state.model_copy(update={"context": context}).model_dump_json()
 
     async def _commit(
         self,
         op: Op,
         events: list[AgentEvent],
-        state: str = "",
+        state: AgentState | None = None,
+        running: Msg | None = None,
         messages: list[Msg] | None = None,
         items: list[str] | None = None,
     ) -> None:
+        """Commit `events` (and `state`, with the running reply as the log has it: `running`)."""
         commit = Commit(
             op,
             reply_id=self._reply_id or "",
             seq=self._seq,
-            state=state,
+            state=None if state is None else self._stored.change(state, running),
             messages=messages or [],
             inbox_ids=list(self._to_ack) if op is not Op.APPEND else [],
             events=[event_to_json(e) for e in events],
             items=items or [],
         )
-        await ride_out(
-            lambda: self._committer.commit(self.session_id, self.fence, commit), self._grace
-        )
+        try:
+            await self._apply(commit)
+        except StateDiverged:  # another writer replaced the stored state: write it whole
+            assert state is not None
+            commit.state = self._stored.change(state, running)
+            await self._apply(commit)
+        if state is not None:
+            self._stored.written()
         if op is not Op.APPEND:
             self._to_ack.clear()
         self._seq += 1
+
+    async def _apply(self, commit: Commit) -> None:
+        try:
+            await ride_out(
+                lambda: self._committer.commit(self.session_id, self.fence, commit), self._grace
+            )
+        except BaseException:
+            self._stored.forget()  # the write may or may not have been applied
+            raise

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from actors.bus.commit import Commit, Committer, Op
 from actors.bus.generation import UNFENCED
@@ -29,6 +30,7 @@ from actors.storage.records import (
     SessionRecord,
     TeamMembership,
 )
+from actors.storage.stored_state import assemble, whole
 from agent_core._ids import now_iso
 from agent_core.credential import Credential
 from agent_core.message import Msg
@@ -258,7 +260,7 @@ class RedisStorage(RedisOwner):
                 self.keys.session(record.id),
                 record.model_copy(update={"state": None}).model_dump_json(),
             )
-            pipe.set(self.keys.state(record.id), record.state.model_dump_json())
+            self._queue_state(pipe, record.id, record.state)
             pipe.zadd(self.keys.user_index(user_id, "sessions"), {record.id: _score()})
             await pipe.execute()
         return record
@@ -357,10 +359,12 @@ class RedisStorage(RedisOwner):
 
     async def load_state(self, session_id: str) -> AgentState:
         """Return the session's AgentState (a fresh one if none was saved)."""
-        raw = await self.redis.get(self.keys.state(session_id))
-        if raw is None:
-            return AgentState(session_id=session_id)
-        return AgentState.model_validate_json(raw)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hget(self.keys.state_head(session_id), "state")
+            pipe.lrange(self.keys.state_context(session_id), 0, -1)
+            pipe.get(self.keys.state(session_id))
+            head, context, older = await pipe.execute()
+        return assemble(session_id, head, context, older)
 
     # transcript
     async def list_messages(
@@ -404,7 +408,7 @@ class RedisStorage(RedisOwner):
                 newer server started on this Redis).
         """
         commit = Commit(
-            Op.TURN, state=state.model_dump_json(), messages=messages, inbox_ids=consumed_inbox_ids
+            Op.TURN, state=whole(state), messages=messages, inbox_ids=consumed_inbox_ids
         )
         await self._committer.commit(session_id, fence, commit)
 
@@ -436,7 +440,19 @@ class RedisStorage(RedisOwner):
 
     async def save_state(self, session_id: str, state: AgentState) -> None:
         """Overwrite the session's state (only while no owner runs it)."""
-        await self.redis.set(self.keys.state(session_id), state.model_dump_json())
+        async with self.redis.pipeline(transaction=True) as pipe:
+            self._queue_state(pipe, session_id, state)
+            await pipe.execute()
+
+    def _queue_state(self, pipe: Pipeline, session_id: str, state: AgentState) -> None:
+        """Queue the writes replacing the session's stored state with `state`."""
+        write = whole(state)
+        keys = self.keys
+        context = keys.state_context(session_id)
+        pipe.delete(keys.state(session_id), context)
+        pipe.hset(keys.state_head(session_id), mapping={"state": write.head, "version": ""})
+        if write.appended:
+            pipe.rpush(context, *write.appended)
 
 
 def _score() -> float:
