@@ -4,7 +4,8 @@ A session's owner commits the state at every checkpoint of a reply (each model c
 result's end). This bench writes replies over a context of N earlier messages (about 1 KB of
 JSON each) against an embedded redis-server, and times each checkpoint write: the owner's CPU
 and wall time, and the redis-server's CPU (from `INFO cpu` around the write). Every step of a
-reply streams a short text (one APPEND commit, not timed) before its checkpoint.
+reply streams a short text (one APPEND commit, not timed) before its checkpoint. `load` is the
+wall time of loading the state afterwards (a session's activation).
 
 Run: python bench/commit.py [--lengths 10 100 1000] [--replies 5] [--steps 10]
 """
@@ -93,13 +94,22 @@ async def reply(
     await writer.write(done, state)
 
 
+async def timed_load(storage: RedisStorage, state: AgentState) -> float:
+    """Wall time of loading the state (checked equal to the one written)."""
+    wall = time.perf_counter()
+    loaded = await storage.load_state(SID)
+    wall = time.perf_counter() - wall
+    assert loaded == state
+    return wall
+
+
 async def run(lengths: list[int], replies: int, steps: int) -> None:
     with EmbeddedRedis(persistence=False) as server:
         redis = connect(server.url)
         keys = Keys("bench")
         storage, bus = RedisStorage(redis, keys), RedisMessageBus(redis, keys, 10, 1000)
         print(f"checkpoint commit, median over {replies} replies x {steps} steps (µs)")
-        print(f"{'context':>8} {'owner CPU':>10} {'owner wall':>11} {'redis CPU':>10}")
+        print(f"{'context':>8} {'owner CPU':>10} {'owner wall':>11} {'redis CPU':>10} {'load':>8}")
         for length in lengths:
             await redis.flushall()
             state = AgentState(session_id=SID, context=context(length))
@@ -108,7 +118,8 @@ async def run(lengths: list[int], replies: int, steps: int) -> None:
             for _ in range(replies):
                 await reply(writer, redis, state, steps, samples)
             cpu, wall, redis_cpu = (statistics.median(s) * 1e6 for s in zip(*samples, strict=True))
-            print(f"{length:>8} {cpu:>10.0f} {wall:>11.0f} {redis_cpu:>10.0f}")
+            load = statistics.median([await timed_load(storage, state) for _ in range(15)]) * 1e6
+            print(f"{length:>8} {cpu:>10.0f} {wall:>11.0f} {redis_cpu:>10.0f} {load:>8.0f}")
         await redis.aclose()
 
 

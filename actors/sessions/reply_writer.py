@@ -13,6 +13,9 @@ Every write is one atomic commit (`actors.bus.commit`), fenced by the owner's le
   exactly one `REPLY_END`.
 * **acknowledge** — inbox hints the reply took in are deleted with the next commit.
 
+A write saves only what changed of the state since the writer's last one
+(`actors.storage.stored_state`).
+
 Each write of a run is numbered; the number is kept in the run marker, so retrying a write
 whose answer a Redis outage lost applies it once. Writes ride out outages up to `outage_grace`.
 """

@@ -30,7 +30,7 @@ from actors.storage.records import (
     SessionRecord,
     TeamMembership,
 )
-from actors.storage.stored_state import assemble, whole
+from actors.storage.stored_state import LOAD, assemble, whole
 from agent_core._ids import now_iso
 from agent_core.credential import Credential
 from agent_core.message import Msg
@@ -81,6 +81,7 @@ class RedisStorage(RedisOwner):
         self._box = SecretBox(secret_key) if secret_key else None
         self._committer = Committer(self.redis, self.keys, 0, generation)
         self._session_reads = GroupedCalls(self._read_sessions)
+        self._load_state = self.redis.register_script(LOAD)
 
     async def secrets(self) -> SecretBox:
         """The deployment's `SecretBox` (its generated key is fetched on first use)."""
@@ -359,11 +360,14 @@ class RedisStorage(RedisOwner):
 
     async def load_state(self, session_id: str) -> AgentState:
         """Return the session's AgentState (a fresh one if none was saved)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hget(self.keys.state_head(session_id), "state")
-            pipe.lrange(self.keys.state_context(session_id), 0, -1)
-            pipe.get(self.keys.state(session_id))
-            head, context, older = await pipe.execute()
+        keys = self.keys
+        head, context, older = await self._load_state(
+            keys=[
+                keys.state_head(session_id),
+                keys.state_context(session_id),
+                keys.state(session_id),
+            ]
+        )
         return assemble(session_id, head, context, older)
 
     # transcript

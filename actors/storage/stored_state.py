@@ -12,9 +12,21 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter, is_not, ne
 
+from pydantic import TypeAdapter
+
 from actors.bus.commit import StateWrite
 from agent_core.message import Msg
 from agent_core.state import AgentState
+
+_MSGS = TypeAdapter(list[Msg])
+
+# KEYS: state head, state context, state (older layout). Returns head, context as one JSON
+# array (one reply to parse, not one per message), older state; each may be nil.
+LOAD = """
+local head = redis.call('HGET', KEYS[1], 'state')
+if not head then return {false, false, redis.call('GET', KEYS[3])} end
+return {head, '[' .. table.concat(redis.call('LRANGE', KEYS[2], 0, -1), ',') .. ']', false}
+"""
 
 
 def head_json(state: AgentState) -> str:
@@ -23,7 +35,7 @@ def head_json(state: AgentState) -> str:
 
 
 def whole(state: AgentState) -> StateWrite:
-    """The write replacing a stored state with `state` (by another writer than its owner)."""
+    """The write replacing a stored state with `state` whole, outside an owner's `StoredState`."""
     return _whole("", head_json(state), state.context)
 
 
@@ -32,15 +44,15 @@ def _whole(version: str, head: str, context: list[Msg]) -> StateWrite:
 
 
 def assemble(
-    session_id: str, head: bytes | None, context: list[bytes], older: bytes | None
+    session_id: str, head: bytes | None, context: bytes | None, older: bytes | None
 ) -> AgentState:
-    """The AgentState of a stored head and context (or older layout's `older`; else a new one)."""
-    if head is None:
+    """The AgentState `LOAD` read (or the older layout's `older`; else a new one)."""
+    if head is None or context is None:
         if older is None:
             return AgentState(session_id=session_id)
         return AgentState.model_validate_json(older)
     state = AgentState.model_validate_json(head)
-    state.context = [Msg.model_validate_json(m) for m in context]
+    state.context = _MSGS.validate_json(context)
     return state
 
 
