@@ -81,6 +81,7 @@ class ReplyWriter:
         outage_grace: float = 60.0,
     ) -> None:
         self._bus = bus
+        self._storage = storage
         self._committer = Committer(
             storage.redis, storage.keys, bus.event_log_maxlen, bus.generation
         )
@@ -101,6 +102,14 @@ class ReplyWriter:
     def running(self) -> str | None:
         """The reply being written, if any."""
         return self._reply_id
+
+    async def load(self) -> AgentState:
+        """Load the session's state: this writer's first commit writes only what changed of it."""
+        state, version = await ride_out(
+            lambda: self._storage.load_state_version(self.session_id), self._grace
+        )
+        self._stored.loaded(state, version)
+        return state
 
     async def recover(self, state: AgentState) -> Recovered | None:
         """Load what a previous owner left: a parked reply, or a run a crash cut short.

@@ -134,9 +134,9 @@ class SessionRuntime:
             return
         sid, grace = self.session_id, self._outage_grace
         fence = await ride_out(lambda: self._bus.acquire_lease(sid), grace)
-        state = await ride_out(lambda: self._storage.load_state(sid), grace)
-        state.session_id = sid
         writer = ReplyWriter(self._storage, self._bus, sid, fence, grace)
+        state = await writer.load()
+        state.session_id = sid
         self._recovered = await writer.recover(state)
         self._state, self._fence, self._writer = state, fence, writer
 

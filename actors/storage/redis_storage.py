@@ -360,15 +360,18 @@ class RedisStorage(RedisOwner):
 
     async def load_state(self, session_id: str) -> AgentState:
         """Return the session's AgentState (a fresh one if none was saved)."""
+        state, _ = await self.load_state_version(session_id)
+        return state
+
+    async def load_state_version(self, session_id: str) -> tuple[AgentState, str]:
+        """Return the session's AgentState and the version it is stored at ('' if none)."""
         keys = self.keys
-        head, context, older = await self._load_state(
-            keys=[
-                keys.state_head(session_id),
-                keys.state_context(session_id),
-                keys.state(session_id),
-            ]
-        )
-        return assemble(session_id, head, context, older)
+        session_keys = [
+            keys.state_head(session_id),
+            keys.state_context(session_id),
+            keys.state(session_id),
+        ]
+        return assemble(session_id, await self._load_state(keys=session_keys))
 
     # transcript
     async def list_messages(

@@ -21,11 +21,12 @@ from agent_core.state import AgentState
 _MSGS = TypeAdapter(list[Msg])
 
 # KEYS: state head, state context, state (older layout). Returns head, context as one JSON
-# array (one reply to parse, not one per message), older state; each may be nil.
+# array (one reply to parse, not one per message), version, older state; each may be nil.
 LOAD = """
-local head = redis.call('HGET', KEYS[1], 'state')
-if not head then return {false, false, redis.call('GET', KEYS[3])} end
-return {head, '[' .. table.concat(redis.call('LRANGE', KEYS[2], 0, -1), ',') .. ']', false}
+local head = redis.call('HMGET', KEYS[1], 'state', 'version')
+if not head[1] then return {false, false, false, redis.call('GET', KEYS[3])} end
+local context = '[' .. table.concat(redis.call('LRANGE', KEYS[2], 0, -1), ',') .. ']'
+return {head[1], context, head[2], false}
 """
 
 
@@ -43,17 +44,16 @@ def _whole(version: str, head: str, context: list[Msg]) -> StateWrite:
     return StateWrite(version, head, appended=[m.model_dump_json() for m in context])
 
 
-def assemble(
-    session_id: str, head: bytes | None, context: bytes | None, older: bytes | None
-) -> AgentState:
-    """The AgentState `LOAD` read (or the older layout's `older`; else a new one)."""
+def assemble(session_id: str, loaded: list[bytes | None]) -> tuple[AgentState, str]:
+    """The AgentState `LOAD` read (else a new one) and its version ('' if it has none)."""
+    head, context, version, older = loaded
     if head is None or context is None:
         if older is None:
-            return AgentState(session_id=session_id)
-        return AgentState.model_validate_json(older)
+            return AgentState(session_id=session_id), ""
+        return AgentState.model_validate_json(older), ""
     state = AgentState.model_validate_json(head)
     state.context = _MSGS.validate_json(context)
-    return state
+    return state, (version or b"").decode()
 
 
 class StoredState:
@@ -62,8 +62,9 @@ class StoredState:
     A message other than the running reply is taken to change only by being replaced by
     another object or by losing blocks (context compression); anything else that changes the
     context (compression, clearing, a reload) leaves it no longer starting with the messages
-    written, and the state is written whole. So is the first write, and the first after a write
-    that may have failed. The comparisons run at C speed: a commit costs what changed.
+    written, and the state is written whole. So is the first write (unless the state was
+    `loaded` with a version), the first after a write that may have failed, and one changing
+    most messages. The comparisons run at C speed: a commit costs what changed.
     """
 
     def __init__(self, fence: int) -> None:
@@ -99,6 +100,8 @@ class StoredState:
             return _whole(version, head, msgs)
         resized = compress(range(known), map(ne, sizes, self._sizes))
         changed = sorted({*moved, *resized, *([at] if 0 <= at < known else [])})
+        if len(changed) * 2 > known:
+            return _whole(version, head, msgs)
         return StateWrite(
             version,
             "" if head == self._head else head,
@@ -107,6 +110,12 @@ class StoredState:
             replaced=[(i - known, msgs[i].model_dump_json()) for i in changed],
             appended=[m.model_dump_json() for m in msgs[known:]],
         )
+
+    def loaded(self, state: AgentState, version: str) -> None:
+        """`state` is what was just read of the stored state at `version` ('': unknown)."""
+        self._version, self._head, self._next = version, head_json(state), None
+        self._msgs = list(state.context)
+        self._sizes = list(map(len, map(_CONTENT, self._msgs)))
 
     def written(self) -> None:
         """The last `change` is applied."""

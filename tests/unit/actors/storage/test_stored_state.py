@@ -163,7 +163,7 @@ async def test_a_checkpoint_writes_only_the_running_reply_new_messages_and_a_cha
 async def test_a_message_losing_blocks_in_place_is_written_again(redis: Redis) -> None:
     session = Session(redis)
     first = AssistantMsg("bot", [TextBlock(text="a"), TextBlock(text="b")], id="a0")
-    session.state.context = [first, *users("u1")]
+    session.state.context = [first, *users("u1", "u2", "u3")]
     await session.own()
     await session.start("r1", [])
     await session.mark()
@@ -173,8 +173,8 @@ async def test_a_message_losing_blocks_in_place_is_written_again(redis: Redis) -
 
     stored = await session.stored()
     assert Msg.model_validate_json(stored[0]).get_text_content() == "b"
-    assert stored[1] == f"{UNTOUCHED} 1"
-    assert len(stored) == 3
+    assert stored[1:4] == [f"{UNTOUCHED} {i}" for i in range(1, 4)]
+    assert len(stored) == 5
 
 
 async def test_a_replaced_context_is_written_whole(redis: Redis) -> None:
@@ -214,11 +214,46 @@ async def test_the_loaded_state_is_the_written_one_after_every_commit(redis: Red
         assert await session.storage.load_state(SID) == session.state
     assert len(await session.stored()) == 8
 
-    await session.own()  # a new owner (a reload) writes the state whole, once
-    session.state = await session.storage.load_state(SID)
+    writer = await session.own()  # a new owner
+    session.state = await writer.load()
     await session.start("r9", users("u9"))
     await session.step(0)
     await session.end()
+    assert await session.storage.load_state(SID) == session.state
+
+
+async def test_an_owner_that_loaded_the_state_writes_only_what_changed_from_it(
+    redis: Redis,
+) -> None:
+    session = Session(redis)
+    session.state.context = users("u0", "u1")
+    await session.own()
+    await session.start("r1", [])
+    await session.end()
+
+    writer = await session.own()
+    session.state = await writer.load()
+    await session.mark()
+    await session.start("r2", users("u2"))
+
+    stored = await session.stored()
+    assert stored[:3] == [f"{UNTOUCHED} {i}" for i in range(3)]
+    assert [Msg.model_validate_json(raw).id for raw in stored[3:]] == ["u2", "r2"]
+
+
+async def test_a_reloaded_context_is_written_whole(redis: Redis) -> None:
+    session = Session(redis)
+    session.state.context = users("u0", "u1", "u2")
+    await session.own()
+    await session.start("r1", [])
+    await session.end()
+    await session.mark()
+
+    # Equal messages, but other objects: written whole rather than one by one.
+    session.state.context = [m.model_copy(deep=True) for m in session.state.context]
+    await session.start("r2", [])
+
+    assert not any(raw.startswith(UNTOUCHED) for raw in await session.stored())
     assert await session.storage.load_state(SID) == session.state
 
 
