@@ -8,9 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from actors.bus.commit import Commit, Committer, Op, StateWrite
 from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
+from actors.errors import StateDiverged
 from actors.sessions.reply_writer import ReplyWriter
 from actors.storage.redis_storage import RedisStorage
 from agent_core.event import (
@@ -267,6 +269,23 @@ async def test_a_state_written_by_another_writer_is_rewritten_whole(redis: Redis
     await session.step(1)
 
     assert await session.storage.load_state(SID) == session.state
+
+
+async def test_an_update_of_a_version_not_stored_writes_nothing(redis: Redis) -> None:
+    session = Session(redis)
+    fence = await session.bus.acquire_lease(SID)
+    committer = Committer(redis, session.keys, 1000)
+    head = AgentState(session_id=SID).model_dump_json(exclude={"context"})
+    await committer.commit(SID, fence, Commit(Op.TURN, state=StateWrite("v1", head)))
+    update = StateWrite("v3", head, rewrite=False, base="v2", appended=["{}"])
+    event = ReplyStartEvent(reply_id="r1", session_id=SID, name="bot").model_dump_json()
+
+    with pytest.raises(StateDiverged):
+        await committer.commit(SID, fence, Commit(Op.TURN, state=update, events=[event]))
+
+    assert await session.stored() == []
+    assert await session.bus.read_events(SID, "0") == []
+    assert await redis.hget(session.keys.state_head(SID), "version") == b"v1"
 
 
 async def test_a_state_in_the_older_layout_loads_and_the_next_write_replaces_it(
