@@ -457,7 +457,9 @@ class RedisStorage(RedisOwner):
         keys = self.keys
         context = keys.state_context(session_id)
         pipe.delete(keys.state(session_id), context)
-        pipe.hset(keys.state_head(session_id), mapping={"state": write.head, "version": ""})
+        pipe.hset(
+            keys.state_head(session_id), mapping={"state": write.head, "version": write.version}
+        )
         if write.appended:
             pipe.rpush(context, *write.appended)
 

@@ -30,14 +30,14 @@ return {head[1], context, head[2], false}
 """
 
 
-def head_json(state: AgentState) -> str:
+def _head_json(state: AgentState) -> str:
     """The state without its context, as JSON."""
     return state.model_dump_json(exclude={"context"})
 
 
 def whole(state: AgentState) -> StateWrite:
     """The write replacing a stored state with `state` whole, outside an owner's `StoredState`."""
-    return _whole("", head_json(state), state.context)
+    return _whole("", _head_json(state), state.context)
 
 
 def _whole(version: str, head: str, context: list[Msg]) -> StateWrite:
@@ -88,7 +88,7 @@ class StoredState:
             if at >= 0:
                 msgs[at] = running
         sizes = list(map(len, map(_CONTENT, msgs)))
-        head = head_json(state)
+        head = _head_json(state)
         self._writes += 1
         version = f"{self._owner}.{self._writes}"
         self._next = version, head, msgs, sizes
@@ -113,7 +113,7 @@ class StoredState:
 
     def loaded(self, state: AgentState, version: str) -> None:
         """`state` is what was just read of the stored state at `version` ('': unknown)."""
-        self._version, self._head, self._next = version, head_json(state), None
+        self._version, self._head, self._next = version, _head_json(state), None
         self._msgs = list(state.context)
         self._sizes = list(map(len, map(_CONTENT, self._msgs)))
 
