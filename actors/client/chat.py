@@ -45,9 +45,17 @@ class ChatClient:
         self._fanout: EventFanout | None = None
 
     async def send(
-        self, user_id: str, agent_id: str, session_id: str, chat_input: ChatInput
+        self,
+        user_id: str,
+        agent_id: str,
+        session_id: str,
+        chat_input: ChatInput,
+        idempotency_key: str | None = None,
     ) -> None:
         """Deliver a chat input to the session's inbox and wake the session.
+
+        With an `idempotency_key`, an input already accepted under that key for this session
+        is not delivered again (a client retrying a POST whose answer it lost).
 
         Raises:
             SessionNotFound: no such session for this user.
@@ -60,7 +68,10 @@ class ChatClient:
             raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
             await self._check_resume(session_id, chat_input)
-        await self._deliveries.deliver(session_id, ChatItem(input=chat_input))
+        item = ChatItem(input=chat_input)
+        if idempotency_key is not None:  # a namespace of its own: never a server-made id
+            item = ChatItem(input=chat_input, item_id=f"client:{idempotency_key}")
+        await self._deliveries.deliver(session_id, item)
 
     async def _check_resume(self, session_id: str, event: ResumeEvent) -> None:
         """Refuse a resume event that does not answer the session's parked reply."""
