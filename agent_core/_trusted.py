@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -22,23 +23,30 @@ from pydantic_core import PydanticUndefined
 
 M = TypeVar("M", bound=BaseModel)
 
-_Factory = tuple[str, Callable[[], Any]]
-
 
 class _Plan(NamedTuple):
     """How to fill one model's fields: a template in field order, then what it cannot hold."""
 
     template: dict[str, Any]
     """Every field, in order; hashable constant defaults filled in."""
-    factories: tuple[_Factory, ...]
-    """Fields whose default must be made fresh for each instance."""
-    required: tuple[str, ...]
+    fresh: tuple[str, ...]
+    """Fields whose default must be made fresh for each instance..."""
+    makers: tuple[Callable[[], Any], ...]
+    """...and what makes it, in the same order."""
+    fresh_set: frozenset[str]
+    required: frozenset[str]
 
 
 _plans: dict[type[BaseModel], _Plan] = {}
 _checked_plans: dict[type[BaseModel], _Plan] = {}
 
-_setattr = object.__setattr__
+_new = object.__new__
+_call = operator.call
+# The slots every pydantic model has, set through their descriptors: no attribute dispatch.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
@@ -47,7 +55,7 @@ def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
     if cls.__private_attributes__ or (validators and not checked):
         raise TypeError(f"{cls.__name__} cannot be built without validation")
     template: dict[str, Any] = {}
-    factories: list[_Factory] = []
+    factories: dict[str, Callable[[], Any]] = {}
     required: list[str] = []
     for name, info in cls.model_fields.items():
         template[name] = None
@@ -55,14 +63,20 @@ def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
         if factory is not None:
             if info.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}: a factory taking data is not supported")
-            factories.append((name, factory))  # type: ignore[arg-type]
+            factories[name] = factory  # type: ignore[assignment]
         elif info.default is PydanticUndefined:
             required.append(name)
         elif _hashable(info.default):
             template[name] = info.default
         else:
-            factories.append((name, functools.partial(copy.deepcopy, info.default)))
-    plan = _Plan(template, tuple(factories), tuple(required))
+            factories[name] = functools.partial(copy.deepcopy, info.default)
+    plan = _Plan(
+        template,
+        tuple(factories),
+        tuple(factories.values()),
+        frozenset(factories),
+        frozenset(required),
+    )
     (_checked_plans if checked else _plans)[cls] = plan
     return plan
 
@@ -103,17 +117,36 @@ def trusted_checked(cls: type[M], /, **values: Any) -> M:
 
 
 def _build(cls: type[M], plan: _Plan, values: dict[str, Any]) -> M:
-    for name in plan.required:
-        if name not in values:
-            raise TypeError(f"{cls.__name__}: the required field {name!r} was not given")
+    if not plan.required <= values.keys():
+        missing = sorted(plan.required - values.keys())[0]
+        raise TypeError(f"{cls.__name__}: the required field {missing!r} was not given")
     data = plan.template.copy()
     data.update(values)
-    for name, factory in plan.factories:
-        if name not in values:
-            data[name] = factory()
-    obj = cls.__new__(cls)
-    _setattr(obj, "__dict__", data)
-    _setattr(obj, "__pydantic_fields_set__", set(values))
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    if plan.fresh_set.isdisjoint(values):  # the common case: every default made here
+        data.update(zip(plan.fresh, map(_call, plan.makers), strict=True))
+    else:
+        for name, make in zip(plan.fresh, plan.makers, strict=True):
+            if name not in values:
+                data[name] = make()
+    obj = _new(cls)
+    _set_dict(obj, data)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
+
+
+def trusted_copy(obj: M, /, **update: Any) -> M:
+    """`obj.model_copy(update=update)`, shallow, without pydantic's copying machinery.
+
+    As with `model_copy`, the values are not validated and the updated fields count as set.
+    A model holding extra or private values is copied by `model_copy` itself.
+    """
+    if obj.__pydantic_extra__ is not None or obj.__pydantic_private__ is not None:
+        return obj.model_copy(update=update)
+    copied = _new(type(obj))
+    _set_dict(copied, {**obj.__dict__, **update})
+    _set_fields_set(copied, obj.__pydantic_fields_set__.union(update))
+    _set_extra(copied, None)
+    _set_private(copied, None)
+    return copied

@@ -321,6 +321,8 @@ class Toolkit:
         Args:
             agent_state: The state holding the activation; None means the toolkit's own.
         """
+        if not self._groups:
+            return []
         activated = set(self._state(agent_state).tool_context.activated_groups)
         return [name for name in self._groups if name in activated]
 
@@ -330,6 +332,8 @@ class Toolkit:
         Args:
             agent_state: The state holding the activation; None means the toolkit's own.
         """
+        if not self._groups:  # every tool is in the basic group
+            return [t.schema() for t in self._tools.values()]
         exposed = {BASIC_GROUP, *self.active_groups(agent_state)}
         return [t.schema() for t in self._tools.values() if self._group_of[t.name] in exposed]
 
