@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -23,17 +22,16 @@ from pydantic_core import PydanticUndefined
 
 M = TypeVar("M", bound=BaseModel)
 
+_Factory = tuple[str, Callable[[], Any]]
+
 
 class _Plan(NamedTuple):
     """How to fill one model's fields: a template in field order, then what it cannot hold."""
 
     template: dict[str, Any]
     """Every field, in order; hashable constant defaults filled in."""
-    fresh: tuple[str, ...]
-    """Fields whose default must be made fresh for each instance..."""
-    makers: tuple[Callable[[], Any], ...]
-    """...and what makes it, in the same order."""
-    fresh_set: frozenset[str]
+    factories: tuple[_Factory, ...]
+    """Fields whose default must be made fresh for each instance."""
     required: frozenset[str]
 
 
@@ -41,7 +39,6 @@ _plans: dict[type[BaseModel], _Plan] = {}
 _checked_plans: dict[type[BaseModel], _Plan] = {}
 
 _new = object.__new__
-_call = operator.call
 # The slots every pydantic model has, set through their descriptors: no attribute dispatch.
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
@@ -55,7 +52,7 @@ def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
     if cls.__private_attributes__ or (validators and not checked):
         raise TypeError(f"{cls.__name__} cannot be built without validation")
     template: dict[str, Any] = {}
-    factories: dict[str, Callable[[], Any]] = {}
+    factories: list[_Factory] = []
     required: list[str] = []
     for name, info in cls.model_fields.items():
         template[name] = None
@@ -63,20 +60,14 @@ def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
         if factory is not None:
             if info.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}: a factory taking data is not supported")
-            factories[name] = factory  # type: ignore[assignment]
+            factories.append((name, factory))  # type: ignore[arg-type]
         elif info.default is PydanticUndefined:
             required.append(name)
         elif _hashable(info.default):
             template[name] = info.default
         else:
-            factories[name] = functools.partial(copy.deepcopy, info.default)
-    plan = _Plan(
-        template,
-        tuple(factories),
-        tuple(factories.values()),
-        frozenset(factories),
-        frozenset(required),
-    )
+            factories.append((name, functools.partial(copy.deepcopy, info.default)))
+    plan = _Plan(template, tuple(factories), frozenset(required))
     (_checked_plans if checked else _plans)[cls] = plan
     return plan
 
@@ -122,12 +113,9 @@ def _build(cls: type[M], plan: _Plan, values: dict[str, Any]) -> M:
         raise TypeError(f"{cls.__name__}: the required field {missing!r} was not given")
     data = plan.template.copy()
     data.update(values)
-    if plan.fresh_set.isdisjoint(values):  # the common case: every default made here
-        data.update(zip(plan.fresh, map(_call, plan.makers), strict=True))
-    else:
-        for name, make in zip(plan.fresh, plan.makers, strict=True):
-            if name not in values:
-                data[name] = make()
+    for name, factory in plan.factories:
+        if name not in values:
+            data[name] = factory()
     obj = _new(cls)
     _set_dict(obj, data)
     _set_fields_set(obj, set(values))

@@ -219,7 +219,7 @@ def runtime_state_hint(
     if not injections:
         return None
     injections.update(config.extra_fields)
-    fields = "\n".join(f"<{key}>{value}</{key}>" for key, value in injections.items())
+    fields = "\n".join([f"<{key}>{value}</{key}>" for key, value in injections.items()])
     # replace, not format: other braces in the template stay as written
     return trusted(
         HintBlock,

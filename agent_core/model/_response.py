@@ -115,7 +115,9 @@ class _Block:
         if isinstance(block, ThinkingBlock):
             return trusted_copy(block, thinking="".join(self.parts))
         if isinstance(block, ToolCallBlock):
-            return block.model_copy(update={"input": "".join(self.parts)}, deep=True)
+            # Its one mutable field copied deep, as `model_copy(deep=True)` would.
+            rules = [rule.model_copy(deep=True) for rule in block.suggested_rules]
+            return trusted_copy(block, input="".join(self.parts), suggested_rules=rules)
         if self.audio:
             data = base64.b64encode(b"".join(self.audio)).decode("ascii")
             source = Base64Source(data=data, media_type=block.source.media_type)
