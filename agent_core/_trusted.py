@@ -138,3 +138,13 @@ def trusted_copy(obj: M, /, **update: Any) -> M:
     _set_extra(copied, None)
     _set_private(copied, None)
     return copied
+
+
+def trusted_set(obj: BaseModel, name: str, value: Any) -> None:
+    """Set a field the way pydantic's assignment does, minus its dispatch.
+
+    For models that neither validate on assignment nor freeze (messages, blocks, state), where
+    pydantic would store the value and mark the field set; the caller vouches for the value.
+    """
+    obj.__dict__[name] = value
+    obj.__pydantic_fields_set__.add(name)

@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import NamedTuple
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted, trusted_checked
+from agent_core._trusted import trusted, trusted_checked, trusted_set
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -226,7 +226,7 @@ class Agent:
             )
             reply = ReplyBuilder(msg, sid)
             self.state.context.append(msg)
-            self.state.reply_context = trusted(ReplyContext, reply_id=msg.id)
+            trusted_set(self.state, "reply_context", trusted(ReplyContext, reply_id=msg.id))
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
@@ -258,7 +258,7 @@ class Agent:
                 yield event
         if parks:
             return
-        self.state.reply_context = trusted(ReplyContext)
+        trusted_set(self.state, "reply_context", trusted(ReplyContext))
         yield reply.emit(
             trusted(
                 ReplyEndEvent,
@@ -300,7 +300,8 @@ class Agent:
     async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
         for _ in range(self.react_config.max_iters):
-            self.state.reply_context.cur_iter += 1
+            progress = self.state.reply_context
+            trusted_set(progress, "cur_iter", progress.cur_iter + 1)
             if self.hint_source is not None:
                 for event in await self._inbox_hints(reply):
                     yield reply.emit(event)

@@ -182,6 +182,8 @@ class Toolkit:
         Servers and skill sources are handled concurrently; one that fails is recorded in
         `mcp_errors` / `skill_errors` and is not retried until `aclose()`.
         """
+        if not self._servers and not self._sources:
+            return  # no server or skill source: nothing to add
         if all(s.prepared for s in self._servers.values()) and all(s.loaded for s in self._sources):
             return  # the common case, every reply: no lock to take
         async with self._lock:
