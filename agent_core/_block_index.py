@@ -25,12 +25,11 @@ class BlockIndex:
 
     def __call__(self, msg: Msg, block_id: str, kind: type[B]) -> B | None:
         content = msg.content
-        if len(content) < self._indexed:
-            self._reindex(content, 0)
-        elif len(content) > self._indexed:
-            self._reindex(content, self._indexed)
+        size = len(content)
+        if size != self._indexed:
+            self._reindex(content, 0 if size < self._indexed else self._indexed)
         hit = self._first.get((kind, block_id))
-        if hit is not None and hit[0] < len(content) and content[hit[0]] is hit[1]:
+        if hit is not None and hit[0] < size and content[hit[0]] is hit[1]:
             return hit[1]  # type: ignore[return-value]
         self._reindex(content, 0)
         return msg.find_block(block_id, kind)

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted, trusted_set
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
@@ -100,15 +100,15 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
 
 def _add_usage(msg: Msg, event: ModelCallEndEvent, find: Finder) -> None:
     usage = msg.usage or trusted(Usage)
-    _put(usage, "input_tokens", usage.input_tokens + event.input_tokens)
-    _put(usage, "output_tokens", usage.output_tokens + event.output_tokens)
-    _put(usage, "cache_input_tokens", usage.cache_input_tokens + event.cache_input_tokens)
-    _put(
+    trusted_set(usage, "input_tokens", usage.input_tokens + event.input_tokens)
+    trusted_set(usage, "output_tokens", usage.output_tokens + event.output_tokens)
+    trusted_set(usage, "cache_input_tokens", usage.cache_input_tokens + event.cache_input_tokens)
+    trusted_set(
         usage,
         "cache_creation_input_tokens",
         usage.cache_creation_input_tokens + event.cache_creation_input_tokens,
     )
-    _put(msg, "usage", usage)
+    trusted_set(msg, "usage", usage)
 
 
 def _data_delta(msg: Msg, event: DataBlockDeltaEvent, find: Finder) -> None:
@@ -192,30 +192,20 @@ def _external_results(msg: Msg, event: ExternalExecutionResultEvent, find: Finde
         msg.content.append(block)
 
 
-def _put(block: BaseModel, name: str, value: Any) -> None:
-    """Set a field of a message or block the way pydantic's assignment does, minus its dispatch.
-
-    Messages and blocks neither validate on assignment nor freeze, so pydantic would store the
-    value and mark the field set; this runs once per streamed delta.
-    """
-    block.__dict__[name] = value
-    block.__pydantic_fields_set__.add(name)
-
-
 def _text_start(msg: Msg, event: TextBlockStartEvent, find: Finder) -> None:
     msg.content.append(trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at))
 
 
 def _text_delta(msg: Msg, event: TextBlockDeltaEvent, find: Finder) -> None:
     if (text := find(msg, event.block_id, TextBlock)) is not None:
-        _put(text, "text", text.text + event.delta)
+        trusted_set(text, "text", text.text + event.delta)
 
 
 def _text_end(msg: Msg, event: TextBlockEndEvent, find: Finder) -> None:
     if (text := find(msg, event.block_id, TextBlock)) is not None:
         if event.text is not None:
             text.text = event.text
-        _put(text, "finished_at", event.created_at)
+        trusted_set(text, "finished_at", event.created_at)
 
 
 def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent, find: Finder) -> None:
@@ -226,12 +216,12 @@ def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent, find: Finder) -> N
 
 def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent, find: Finder) -> None:
     if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
-        _put(think, "thinking", think.thinking + event.delta)
+        trusted_set(think, "thinking", think.thinking + event.delta)
 
 
 def _thinking_end(msg: Msg, event: ThinkingBlockEndEvent, find: Finder) -> None:
     if (think := find(msg, event.block_id, ThinkingBlock)) is not None:
-        _put(think, "finished_at", event.created_at)
+        trusted_set(think, "finished_at", event.created_at)
         if event.signature is not None:
             think.signature = event.signature
         if event.redacted_thinking_data is not None:
@@ -280,12 +270,12 @@ def _call_start(msg: Msg, event: ToolCallStartEvent, find: Finder) -> None:
 
 def _call_delta(msg: Msg, event: ToolCallDeltaEvent, find: Finder) -> None:
     if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
-        _put(call, "input", call.input + event.delta)
+        trusted_set(call, "input", call.input + event.delta)
 
 
 def _call_end(msg: Msg, event: ToolCallEndEvent, find: Finder) -> None:
     if (call := find(msg, event.tool_call_id, ToolCallBlock)) is not None:
-        _put(call, "finished_at", event.created_at)
+        trusted_set(call, "finished_at", event.created_at)
 
 
 def _result_start(msg: Msg, event: ToolResultStartEvent, find: Finder) -> None:
@@ -314,9 +304,9 @@ def _require_external(msg: Msg, event: RequireExternalExecutionEvent, find: Find
 
 
 def _reply_end(msg: Msg, event: ReplyEndEvent, find: Finder) -> None:
-    _put(msg, "finished_at", event.created_at)
-    _put(msg, "finished_reason", event.finished_reason)
-    _put(msg, "error", event.error)
+    trusted_set(msg, "finished_at", event.created_at)
+    trusted_set(msg, "finished_reason", event.finished_reason)
+    trusted_set(msg, "error", event.error)
 
 
 _Fold = Callable[[Msg, Any, "Finder"], None]

@@ -32,13 +32,18 @@ class _Plan(NamedTuple):
     """Every field, in order; hashable constant defaults filled in."""
     factories: tuple[_Factory, ...]
     """Fields whose default must be made fresh for each instance."""
-    required: tuple[str, ...]
+    required: frozenset[str]
 
 
 _plans: dict[type[BaseModel], _Plan] = {}
 _checked_plans: dict[type[BaseModel], _Plan] = {}
 
-_setattr = object.__setattr__
+_new = object.__new__
+# The slots every pydantic model has, set through their descriptors: no attribute dispatch.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
@@ -62,7 +67,7 @@ def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
             template[name] = info.default
         else:
             factories.append((name, functools.partial(copy.deepcopy, info.default)))
-    plan = _Plan(template, tuple(factories), tuple(required))
+    plan = _Plan(template, tuple(factories), frozenset(required))
     (_checked_plans if checked else _plans)[cls] = plan
     return plan
 
@@ -103,17 +108,43 @@ def trusted_checked(cls: type[M], /, **values: Any) -> M:
 
 
 def _build(cls: type[M], plan: _Plan, values: dict[str, Any]) -> M:
-    for name in plan.required:
-        if name not in values:
-            raise TypeError(f"{cls.__name__}: the required field {name!r} was not given")
+    if not plan.required <= values.keys():
+        missing = sorted(plan.required - values.keys())[0]
+        raise TypeError(f"{cls.__name__}: the required field {missing!r} was not given")
     data = plan.template.copy()
     data.update(values)
     for name, factory in plan.factories:
         if name not in values:
             data[name] = factory()
-    obj = cls.__new__(cls)
-    _setattr(obj, "__dict__", data)
-    _setattr(obj, "__pydantic_fields_set__", set(values))
-    _setattr(obj, "__pydantic_extra__", None)
-    _setattr(obj, "__pydantic_private__", None)
+    obj = _new(cls)
+    _set_dict(obj, data)
+    _set_fields_set(obj, set(values))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
+
+
+def trusted_copy(obj: M, /, **update: Any) -> M:
+    """`obj.model_copy(update=update)`, shallow, without pydantic's copying machinery.
+
+    As with `model_copy`, the values are not validated and the updated fields count as set.
+    A model holding extra or private values is copied by `model_copy` itself.
+    """
+    if obj.__pydantic_extra__ is not None or obj.__pydantic_private__ is not None:
+        return obj.model_copy(update=update)
+    copied = _new(type(obj))
+    _set_dict(copied, {**obj.__dict__, **update})
+    _set_fields_set(copied, obj.__pydantic_fields_set__.union(update))
+    _set_extra(copied, None)
+    _set_private(copied, None)
+    return copied
+
+
+def trusted_set(obj: BaseModel, name: str, value: Any) -> None:
+    """Set a field the way pydantic's assignment does, minus its dispatch.
+
+    For models that neither validate on assignment nor freeze (messages, blocks, state), where
+    pydantic would store the value and mark the field set; the caller vouches for the value.
+    """
+    obj.__dict__[name] = value
+    obj.__pydantic_fields_set__.add(name)

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core._ids import new_id
+from agent_core._ids import new_id, now_iso
 from agent_core._trusted import trusted
 from agent_core.errors import ModelResponseError
 from agent_core.message import Msg, TextBlock, ToolCallBlock
@@ -167,12 +167,30 @@ class ScriptedChatModel(ChatModelBase):
         self, text: str, calls: list[ScriptedToolCall], usage: ChatUsage
     ) -> AsyncGenerator[ChatResponse, None]:
         # Built as a provider's parser would, from values already typed: without validation.
-        text_id = new_id()
+        # As with providers, every delta of one answer carries the answer's id and time.
+        text_id, response_id, created_at = new_id(), new_id(), now_iso()
         for piece in _pieces(text, self._chunk_size):
-            chunk = trusted(TextBlock, id=text_id, text=piece)
-            yield trusted(ChatResponse, content=[chunk], is_last=False)
+            chunk = trusted(TextBlock, id=text_id, text=piece, created_at=created_at)
+            yield trusted(
+                ChatResponse, content=[chunk], is_last=False, id=response_id, created_at=created_at
+            )
         for call in calls:
             for piece in _pieces(json.dumps(call.arguments), self._chunk_size):
-                block = trusted(ToolCallBlock, id=call.id, name=call.name, input=piece)
-                yield trusted(ChatResponse, content=[block], is_last=False)
-        yield trusted(ChatResponse, content=[], is_last=False, usage=usage)
+                block = trusted(
+                    ToolCallBlock, id=call.id, name=call.name, input=piece, created_at=created_at
+                )
+                yield trusted(
+                    ChatResponse,
+                    content=[block],
+                    is_last=False,
+                    id=response_id,
+                    created_at=created_at,
+                )
+        yield trusted(
+            ChatResponse,
+            content=[],
+            is_last=False,
+            usage=usage,
+            id=response_id,
+            created_at=created_at,
+        )

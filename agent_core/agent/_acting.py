@@ -58,14 +58,10 @@ def background_placeholder(call: ToolCallBlock, after: float) -> str:
 async def _chunks_with_deadline(
     call: ToolCallBlock,
     chunks: AsyncIterator[ToolChunk],
-    foreground_limit: float | None,
-    sink: BackgroundSink | None,
+    foreground_limit: float,
+    sink: BackgroundSink,
 ) -> AsyncIterator[ToolChunk | None]:
     """Yield the tool's chunks; at the deadline hand the rest to `sink` and yield None."""
-    if sink is None or foreground_limit is None:
-        async for chunk in chunks:
-            yield chunk
-        return
     # Not asyncio.timeout: expiry must hand the running call over, not cancel it.
     deadline = asyncio.get_running_loop().time() + foreground_limit
     while True:
@@ -140,8 +136,11 @@ async def run_tool(
         )
 
     try:
-        chunks = setup.toolkit.call(call, setup.state)
-        async for chunk in _chunks_with_deadline(call, chunks, timeout, setup.sink):
+        stream = setup.toolkit.call(call, setup.state)
+        chunks: AsyncIterator[ToolChunk | None] = stream
+        if setup.sink is not None and timeout is not None:
+            chunks = _chunks_with_deadline(call, stream, timeout, setup.sink)
+        async for chunk in chunks:
             if chunk is None:
                 metadata["background"] = True
                 yield text(background_placeholder(call, timeout or 0.0))

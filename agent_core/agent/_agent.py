@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import NamedTuple
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted, trusted_checked
+from agent_core._trusted import trusted, trusted_checked, trusted_set
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -28,7 +29,7 @@ from agent_core.agent._tokens import (
     CachedTokenCounter,
     ContextUsage,
     TokenCounter,
-    measure_context,
+    measure_context_if_near,
 )
 from agent_core.event import (
     AgentEvent,
@@ -63,6 +64,13 @@ from agent_core.tool import Toolkit
 
 AgentInput = Msg | Sequence[Msg] | ResumeEvent | Restarted | None
 _PARKING = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
+
+
+class _Measured(NamedTuple):
+    """A measurement before a reasoning step that left the context as it was."""
+
+    usage: ContextUsage | None
+    """The prompt's size; None when far below the compression threshold."""
 
 
 class Agent:
@@ -218,7 +226,7 @@ class Agent:
             )
             reply = ReplyBuilder(msg, sid)
             self.state.context.append(msg)
-            self.state.reply_context = trusted(ReplyContext, reply_id=msg.id)
+            trusted_set(self.state, "reply_context", trusted(ReplyContext, reply_id=msg.id))
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
@@ -250,7 +258,7 @@ class Agent:
                 yield event
         if parks:
             return
-        self.state.reply_context = trusted(ReplyContext)
+        trusted_set(self.state, "reply_context", trusted(ReplyContext))
         yield reply.emit(
             trusted(
                 ReplyEndEvent,
@@ -292,13 +300,14 @@ class Agent:
     async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
         engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
         for _ in range(self.react_config.max_iters):
-            self.state.reply_context.cur_iter += 1
+            progress = self.state.reply_context
+            trusted_set(progress, "cur_iter", progress.cur_iter + 1)
             if self.hint_source is not None:
                 for event in await self._inbox_hints(reply):
                     yield reply.emit(event)
-            usage = await self._compress_if_needed()
+            measured = await self._compress_if_needed()
             first_step = self.state.reply_context.cur_iter == 1
-            hint = self._runtime_state(reply, first_step, usage)
+            hint = self._runtime_state(reply, first_step, measured)
             if hint is not None:
                 reply.emit(hint)
                 if self.injection_config.emit_hint_event:
@@ -417,7 +426,7 @@ class Agent:
         if result.compressed and self._fresh_counter:
             self._counter = CachedTokenCounter()  # compression may trim messages in place
 
-    async def _compress_if_needed(self) -> ContextUsage | None:
+    async def _compress_if_needed(self) -> _Measured | None:
         """Compress before a reasoning step; return the prompt's size when nothing changed.
 
         Below the threshold `compress_context` is a no-op, so when no middleware and no
@@ -430,14 +439,15 @@ class Agent:
         if self._chain.sees_compression or overridden:
             await self.compress_context()
             return None
-        usage = self._measure()
-        if usage.needs_compression:
+        usage = self._measure_if_near()
+        if usage is not None and usage.needs_compression:
             await self.compress_context()
             return None
-        return usage
+        return _Measured(usage)
 
-    def _measure(self) -> ContextUsage:
-        return measure_context(
+    def _measure_if_near(self) -> ContextUsage | None:
+        """The prompt's size when it is near the compression threshold, else None."""
+        return measure_context_if_near(
             self._base_prompt(),
             self.state.summary,
             self.state.context,
@@ -458,7 +468,7 @@ class Agent:
         ]
 
     def _runtime_state(
-        self, reply: ReplyBuilder, first_step: bool, measured: ContextUsage | None
+        self, reply: ReplyBuilder, first_step: bool, measured: _Measured | None
     ) -> HintBlockEvent | None:
         """The runtime-state hint to inject before this step, if any, not yet folded."""
         config = self.injection_config
@@ -468,7 +478,8 @@ class Agent:
         if first_step:  # the context length is only reported as a reply starts
             # The base prompt, not the middleware-transformed one: running the system-prompt
             # hooks an extra time per reply would be visible to them, for a mere estimate.
-            usage = measured or self._measure()
+            # Far below the threshold there is no context length to report.
+            usage = measured.usage if measured is not None else self._measure_if_near()
         hint = runtime_state_hint(
             config, self.state, usage, self.context_config.compression_tool_enabled
         )

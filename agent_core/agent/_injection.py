@@ -219,7 +219,7 @@ def runtime_state_hint(
     if not injections:
         return None
     injections.update(config.extra_fields)
-    fields = "\n".join(f"<{key}>{value}</{key}>" for key, value in injections.items())
+    fields = "\n".join([f"<{key}>{value}</{key}>" for key, value in injections.items()])
     # replace, not format: other braces in the template stay as written
     return trusted(
         HintBlock,
@@ -268,29 +268,33 @@ def _time_is_stale(config: InjectionConfig, last_time_text: str | None, now: dat
     """Whether the time must be injected (none recorded, unreadable, or too old)."""
     if last_time_text is None:
         return True
-    match = re.search(r"<current-time>(.*?)</current-time>", last_time_text)
-    if match is None:
+    last = _recorded_time(last_time_text, config.time_format, config.timezone)
+    if last is None:
         return True
-    try:
-        last = _parse_time(match.group(1).strip(), config.time_format)
-    except ValueError:  # the format changed since: inject again to be safe
-        return True
-    if last.tzinfo is None:
-        # The recorded wall-clock time is in the timezone recorded next to it.
-        zone = re.search(r"<timezone>(.*?)</timezone>", last_time_text)
-        last = last.replace(
-            tzinfo=resolve_timezone(zone.group(1).strip() if zone else config.timezone)
-        )
     elapsed_hours = (now - last).total_seconds() / 3600
     # Negative: the clock went backwards; inject again to be safe.
     return not 0 <= elapsed_hours <= config.time_interval
 
 
 @functools.lru_cache(maxsize=64)
-def _parse_time(text: str, time_format: str) -> datetime:
-    """`datetime.strptime`, remembered: every step of a reply re-reads the same recorded time."""
-    # naive unless the format carries %z; the recorded zone is attached by the caller
-    return datetime.strptime(text, time_format)  # noqa: DTZ007
+def _recorded_time(hint_text: str, time_format: str, timezone: str) -> datetime | None:
+    """The time an injection recorded (aware), or None when unreadable.
+
+    Remembered: every step of a reply re-reads the same recorded time.
+    """
+    match = re.search(r"<current-time>(.*?)</current-time>", hint_text)
+    if match is None:
+        return None
+    try:
+        # naive unless the format carries %z
+        last = datetime.strptime(match.group(1).strip(), time_format)  # noqa: DTZ007
+    except ValueError:  # the format changed since: inject again to be safe
+        return None
+    if last.tzinfo is None:
+        # The recorded wall-clock time is in the timezone recorded next to it.
+        zone = re.search(r"<timezone>(.*?)</timezone>", hint_text)
+        last = last.replace(tzinfo=resolve_timezone(zone.group(1).strip() if zone else timezone))
+    return last
 
 
 def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] | None:

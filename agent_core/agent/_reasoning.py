@@ -118,6 +118,13 @@ class _Translator:
     ) -> list[AgentEvent]:
         key: _Key = (block.type, block.id)
         rid = self._rid
+        if self._open == key and isinstance(block, TextBlock):
+            # The next delta of the text block streaming now: most of what a model sends.
+            self._emitted[key] += len(fragment)
+            if not fragment:
+                return []
+            event_id = self._event_ids[key]
+            return [trusted(TextBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)]
         started = key in self._emitted
         if isinstance(block, ThinkingBlock) and (
             block.signature is not None or block.redacted_thinking_data is not None

@@ -256,13 +256,59 @@ def measure_context(
 ) -> ContextUsage:
     """Count the prompt's tokens, layer by layer, against the thresholds of `config`."""
     counter = counter or DEFAULT_COUNTER
-    # Measured before every reasoning step, from counts that are ints by construction.
+    layers = _layers(system_prompt, summary, context, tools, counter)
+    return _usage(layers, model_context_length, config)
+
+
+def measure_context_if_near(
+    system_prompt: str,
+    summary: str | Sequence[DataOrText],
+    context: Sequence[Msg],
+    tools: Sequence[ToolSchema],
+    model_context_length: int,
+    config: ContextConfig,
+    counter: TokenCounter | None = None,
+) -> ContextUsage | None:
+    """`measure_context` when the prompt is near the compression threshold, else None.
+
+    None means the prompt is within neither threshold (`near_compression` and so
+    `needs_compression` would be False): the loop measures before every reasoning step, and a
+    prompt far below the threshold is the common case, which needs no `ContextUsage`.
+    """
+    counter = counter or DEFAULT_COUNTER
+    layers = _layers(system_prompt, summary, context, tools, counter)
+    buffer = (config.trigger_ratio - config.context_buffer_ratio) * model_context_length
+    if sum(layers) <= buffer:
+        return None
+    return _usage(layers, model_context_length, config)
+
+
+def _layers(
+    system_prompt: str,
+    summary: str | Sequence[DataOrText],
+    context: Sequence[Msg],
+    tools: Sequence[ToolSchema],
+    counter: TokenCounter,
+) -> tuple[int, int, int, int]:
+    return (
+        counter.count_text(system_prompt),
+        count_content(summary, counter),
+        counter.count_messages(context),
+        counter.count_tools(tools),
+    )
+
+
+def _usage(
+    layers: tuple[int, int, int, int], model_context_length: int, config: ContextConfig
+) -> ContextUsage:
+    system_prompt_tokens, summary_tokens, context_tokens, tools_tokens = layers
+    # Measured before reasoning steps, from counts that are ints by construction.
     return trusted(
         ContextUsage,
-        system_prompt_tokens=counter.count_text(system_prompt),
-        summary_tokens=count_content(summary, counter),
-        context_tokens=counter.count_messages(context),
-        tools_tokens=counter.count_tools(tools),
+        system_prompt_tokens=system_prompt_tokens,
+        summary_tokens=summary_tokens,
+        context_tokens=context_tokens,
+        tools_tokens=tools_tokens,
         context_length=model_context_length,
         threshold=float(config.trigger_ratio * model_context_length),
         buffer_threshold=float(

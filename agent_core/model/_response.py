@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core._ids import new_id, now_iso
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted, trusted_copy
 from agent_core.message import (
     Base64Source,
     DataBlock,
@@ -111,11 +111,13 @@ class _Block:
         block = self.first
         # Text and thinking blocks hold only immutable values: a shallow copy is a whole one.
         if isinstance(block, TextBlock):
-            return block.model_copy(update={"text": "".join(self.parts)})
+            return trusted_copy(block, text="".join(self.parts))
         if isinstance(block, ThinkingBlock):
-            return block.model_copy(update={"thinking": "".join(self.parts)})
+            return trusted_copy(block, thinking="".join(self.parts))
         if isinstance(block, ToolCallBlock):
-            return block.model_copy(update={"input": "".join(self.parts)}, deep=True)
+            # Its one mutable field copied deep, as `model_copy(deep=True)` would.
+            rules = [rule.model_copy(deep=True) for rule in block.suggested_rules]
+            return trusted_copy(block, input="".join(self.parts), suggested_rules=rules)
         if self.audio:
             data = base64.b64encode(b"".join(self.audio)).decode("ascii")
             source = Base64Source(data=data, media_type=block.source.media_type)

@@ -88,14 +88,18 @@ def tool_dicts(tools: Sequence[ToolLike] | None) -> list[dict[str, Any]]:
         if isinstance(tool, ToolSchema):
             out.append(tool.to_dict())
             continue
-        if not isinstance(tool, Mapping):
+        # `type(...) is dict` first: the abstract `Mapping` check is slow for the common dicts.
+        if type(tool) is not dict and not isinstance(tool, Mapping):
             raise ValueError(f"tools[{index}] must be a dict or a ToolSchema, not {type(tool)}")
         function = tool.get("function")
-        if tool.get("type", "function") != "function" or not isinstance(function, Mapping):
+        if tool.get("type", "function") != "function" or (
+            type(function) is not dict and not isinstance(function, Mapping)
+        ):
             raise ValueError(f'tools[{index}] must be {{"type": "function", "function": {{...}}}}')
         if not isinstance(function.get("name"), str) or not function["name"]:
             raise ValueError(f"tools[{index}].function.name must be a non-empty string")
-        if not isinstance(function.get("parameters", {}), Mapping):
+        parameters = function.get("parameters", {})
+        if type(parameters) is not dict and not isinstance(parameters, Mapping):
             raise ValueError(f"tools[{index}].function.parameters must be a JSON schema object")
         out.append({**tool, "type": "function", "function": dict(function)})
     return out

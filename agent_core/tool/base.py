@@ -84,11 +84,23 @@ class ToolBase(ABC):
     def schema(self) -> ToolSchema:
         """Return the tool as the model sees it."""
         name, description, parameters = self.name, self.description, self.input_schema
+        # Asked for twice per reasoning step: made once while the attributes stay the same
+        # objects. The schema is the tool's own (models and formatters read it, never change it).
+        kept: ToolSchema | None = getattr(self, "_schema", None)
+        if (
+            kept is not None
+            and kept.name is name
+            and kept.description is description
+            and kept.parameters is parameters
+        ):
+            return kept
         if type(name) is str and type(description) is str and type(parameters) is dict:
-            # Asked for twice per reasoning step: typed attributes need no validation. The
-            # schema is the tool's own (models and formatters read it, never change it).
-            return trusted(ToolSchema, name=name, description=description, parameters=parameters)
-        return ToolSchema(name=name, description=description, parameters=parameters)
+            # Typed attributes need no validation.
+            kept = trusted(ToolSchema, name=name, description=description, parameters=parameters)
+        else:
+            kept = ToolSchema(name=name, description=description, parameters=parameters)
+        self._schema = kept
+        return kept
 
     # `*args` keeps the signature gradual so subclasses can declare their real parameters; the
     # toolkit always calls with keyword arguments only.

@@ -19,6 +19,7 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agent_core._trusted import trusted
 from agent_core.errors import ToolError
 from agent_core.message import DataBlock, DataOrText, TextBlock, ToolResultState
 from agent_core.permission.types import PermissionBehavior, PermissionContext, PermissionDecision
@@ -191,6 +192,8 @@ def to_content(value: Any) -> list[DataOrText]:
     Returns:
         The output blocks.
     """
+    if type(value) is str:  # a plain string needs no validation
+        return [trusted(TextBlock, text=value)]
     if isinstance(value, str):
         return [TextBlock(text=value)]
     if isinstance(value, TextBlock | DataBlock):
@@ -369,7 +372,10 @@ class FunctionTool(ToolBase):
                 )
             yield result
             return
-        yield ToolChunk(content=to_content(result), state=ToolResultState.SUCCESS, is_last=True)
+        # Blocks `to_content` made or passed through, already valid.
+        yield trusted(
+            ToolChunk, content=to_content(result), state=ToolResultState.SUCCESS, is_last=True
+        )
 
     async def _iter_async(
         self, args: list[Any], kwargs: dict[str, Any]

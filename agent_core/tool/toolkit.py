@@ -182,6 +182,8 @@ class Toolkit:
         Servers and skill sources are handled concurrently; one that fails is recorded in
         `mcp_errors` / `skill_errors` and is not retried until `aclose()`.
         """
+        if not self._servers and not self._sources:
+            return  # no server or skill source: nothing to add
         if all(s.prepared for s in self._servers.values()) and all(s.loaded for s in self._sources):
             return  # the common case, every reply: no lock to take
         async with self._lock:
@@ -321,6 +323,8 @@ class Toolkit:
         Args:
             agent_state: The state holding the activation; None means the toolkit's own.
         """
+        if not self._groups:
+            return []
         activated = set(self._state(agent_state).tool_context.activated_groups)
         return [name for name in self._groups if name in activated]
 
@@ -330,6 +334,8 @@ class Toolkit:
         Args:
             agent_state: The state holding the activation; None means the toolkit's own.
         """
+        if not self._groups:  # every tool is in the basic group
+            return [t.schema() for t in self._tools.values()]
         exposed = {BASIC_GROUP, *self.active_groups(agent_state)}
         return [t.schema() for t in self._tools.values() if self._group_of[t.name] in exposed]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core._trusted import trusted, trusted_checked
+from agent_core._trusted import trusted, trusted_checked, trusted_copy, trusted_set
 from agent_core.event import HintBlockEvent, ReplyEndEvent, TextBlockDeltaEvent
 from agent_core.message import (
     ErrorInfo,
@@ -80,3 +80,28 @@ def test_a_text_message_is_built_as_validation_builds_it() -> None:
         exclude={"id", "created_at", "content"}
     )
     assert quick.get_text_content() == "hi"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        TextBlock(text="hi"),
+        ToolCallBlock(id="c1", name="add", input="{}", finished_at="t"),
+    ],
+)
+def test_a_trusted_copy_equals_model_copy(block: TextBlock | ToolCallBlock) -> None:
+    update = {"text": "hello"} if isinstance(block, TextBlock) else {"input": '{"a": 1}'}
+    copied, expected = trusted_copy(block, **update), block.model_copy(update=update)
+    assert copied == expected
+    assert copied.model_fields_set == expected.model_fields_set
+    assert copied.__dict__ is not block.__dict__
+    assert trusted_copy(block) == block
+
+
+def test_a_trusted_assignment_stores_the_value_and_marks_the_field_set() -> None:
+    block = TextBlock(id="b1", text="a", created_at="t0")
+    expected = block.model_copy()
+    trusted_set(block, "finished_at", "t")
+    expected.finished_at = "t"
+    assert block == expected
+    assert block.model_fields_set == expected.model_fields_set

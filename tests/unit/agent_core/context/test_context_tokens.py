@@ -13,6 +13,7 @@ from agent_core.agent._tokens import (
     count_text,
     count_tools,
     measure_context,
+    measure_context_if_near,
     needs_compression,
 )
 from agent_core.message import (
@@ -116,6 +117,22 @@ def test_usage_adds_the_four_layers_and_compares_with_the_thresholds() -> None:
     small = measure_context("", "", [UserMsg("user", "x" * 2600)], [], 1000, config)  # 650
     assert small.near_compression
     assert not small.needs_compression
+
+
+def test_the_usage_is_measured_only_near_the_threshold() -> None:
+    config = ContextConfig(trigger_ratio=0.8, context_buffer_ratio=0.2)  # buffer from 600
+    tools = [ToolSchema(name="T", description="d", parameters={})]
+    far = [UserMsg("user", "x" * 400)]
+    assert measure_context_if_near("s" * 40, "", far, tools, 1000, config) is None
+    near = [UserMsg("user", "x" * 2600)]  # 650 tokens
+    usage = measure_context_if_near("s" * 40, "m" * 40, near, tools, 1000, config)
+    assert usage == measure_context("s" * 40, "m" * 40, near, tools, 1000, config)
+    assert usage is not None
+    assert usage.near_compression
+    # Exactly at the buffer threshold is not near, as `near_compression` says.
+    edge = [UserMsg("user", "x" * 2400)]  # 600 tokens
+    assert not measure_context("", "", edge, [], 1000, config).near_compression
+    assert measure_context_if_near("", "", edge, [], 1000, config) is None
 
 
 def test_a_replacement_counter_is_used_everywhere() -> None:
