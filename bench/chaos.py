@@ -206,7 +206,7 @@ async def strike_moment(api: httpx.AsyncClient, sessions: list[Session], fault: 
 
 async def run(fault: str, count: int, turns: int) -> None:
     tool_timeout = TOOL_TIMEOUT.get(fault, 1.0)
-    restart = back_at = 0.0
+    restart = back_at = port_free = starting = 0.0
     with stack_for(fault) as stack:
         stack.model_server.reply_func = answerer(tool_timeout + 4)
         async with httpx.AsyncClient(base_url=stack.base_url, timeout=30) as api:
@@ -227,7 +227,8 @@ async def run(fault: str, count: int, turns: int) -> None:
                 hit = 1
             else:
                 stack.kill()
-                await asyncio.to_thread(stack.start)
+                port_free = time.monotonic() - fault_at
+                starting = await asyncio.to_thread(stack.start)
                 back_at = time.monotonic()
                 restart = back_at - fault_at
                 hit = 1
@@ -264,7 +265,10 @@ async def run(fault: str, count: int, turns: int) -> None:
     stuck = sum(s.stuck for s in sessions)
     print(f"fault={fault} sessions={count} turns={turns} hit={hit}")
     if restart:
-        print(f"  whole-server restart: API answering {restart:.1f} s after the kill")
+        print(
+            f"  whole-server restart: API answering {restart:.1f} s after the kill "
+            f"(its port free after {port_free:.1f} s, start-up to a green /health {starting:.1f} s)"
+        )
     print(f"  turns sent: {sum(len(s.sent) for s in sessions)}")
     print(f"  lost={lost} duplicated={duplicated} stuck={stuck} error_answers={errors}")
     print(f"  invariant violations (doctor): {violations}")
