@@ -216,7 +216,7 @@ class SessionRuntime:
                 inbox_read(len(pending))
                 # The reply continues the trace of the delivery that started it.
                 with continued(pending[0][1]):
-                    self._reply_task = asyncio.create_task(self._reply(batch))
+                    self._reply_task = asyncio.create_task(self._reply(batch, inbox=pending))
                 await self._reply_task
                 self._failures = 0
         except SessionFenced:
@@ -268,8 +268,12 @@ class SessionRuntime:
         self._retry = asyncio.get_running_loop().call_later(delay, retry)
 
     async def _reply(
-        self, batch: list[tuple[str, InboxItem]], recovered: Recovered | None = None
+        self,
+        batch: list[tuple[str, InboxItem]],
+        recovered: Recovered | None = None,
+        inbox: list[tuple[str, InboxItem]] | None = None,
     ) -> None:
+        """Run one reply to `batch` (or continue `recovered`); `inbox` is the inbox just read."""
         state, _ = self._owned()
         writer = self._owned_writer()
         inputs = [
@@ -278,7 +282,7 @@ class SessionRuntime:
             if isinstance(item, ChatItem) and isinstance(item.input, list)
             for m in item.input
         ]
-        hints = InboxHints(self._bus, self.session_id)
+        hints = InboxHints(self._bus, self.session_id, inbox)
         if recovered is not None:
             hints.take(recovered.hint_ids)
         writer.expect_inputs(inputs, [stream_id for stream_id, _ in batch])
@@ -286,35 +290,35 @@ class SessionRuntime:
         agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
         if session.config.permission_mode is not None:
             state.permission_context.mode = session.config.permission_mode
-        # The workspace stays leased (never evicted) for the whole reply.
-        async with contextlib.AsyncExitStack() as stack:
-            try:
-                model = await self._chat_model(session)
-                fallback = await self._fallback_model.get(
-                    self._storage, session.user_id, session.config.fallback_chat_model_config
-                )
-                kit = await stack.enter_async_context(self._workspaces.kit(session))
-                extra = await self._extensions.build(
-                    session.user_id, session.agent_id, self.session_id, kit.handle
-                )
-                pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
-                models = ModelConfig(fallback_model=fallback)
-                agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
-            except OUTAGE_ERRORS:
-                raise  # not the user's problem: the drain retries once Redis is back
-            except Exception as exc:
-                if recovered is not None:
-                    raise
-                await self._fail_setup(agent_record.data.name, inputs, exc)
-                return
-            resume = _resume_input(batch)
-            start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
-            async with contextlib.aclosing(agent.reply_stream(start)) as events:
-                async for event in events:
-                    writer.acknowledge(hints.consumed)
-                    await writer.write(event, state)
-            if recovered is None and resume is None and session.config.naming.auto:
-                await self._title(model, opening_text(inputs))
+        try:
+            model = await self._chat_model(session)
+            fallback = await self._fallback_model.get(
+                self._storage, session.user_id, session.config.fallback_chat_model_config
+            )
+            kit, agents = await asyncio.gather(
+                self._workspaces.open(session), self._storage.list_agents(session.user_id)
+            )
+            extra = await self._extensions.build(
+                session.user_id, session.agent_id, self.session_id, kit.handle
+            )
+            pool = [a for a in agents if invitable(a)]
+            models = ModelConfig(fallback_model=fallback)
+            agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
+        except OUTAGE_ERRORS:
+            raise  # not the user's problem: the drain retries once Redis is back
+        except Exception as exc:
+            if recovered is not None:
+                raise
+            await self._fail_setup(agent_record.data.name, inputs, exc)
+            return
+        resume = _resume_input(batch)
+        start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
+        async with contextlib.aclosing(agent.reply_stream(start)) as events:
+            async for event in events:
+                writer.acknowledge(hints.consumed)
+                await writer.write(event, state)
+        if recovered is None and resume is None and session.config.naming.auto:
+            await self._title(model, opening_text(inputs))
 
     def _agent(
         self,
