@@ -115,6 +115,7 @@ class SessionRuntime:
         self._woken_again = False
         self._model = ModelSlot()
         self._fallback_model = ModelSlot()
+        self._owner: tuple[str, str] | None = None  # the session's user and agent, once read
 
     @property
     def busy(self) -> bool:
@@ -286,8 +287,7 @@ class SessionRuntime:
         if recovered is not None:
             hints.take(recovered.hint_ids)
         writer.expect_inputs(inputs, [stream_id for stream_id, _ in batch])
-        session = await self._storage.get_session_any_user(self.session_id)
-        agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
+        session, agent_record = await self._records()
         if session.config.permission_mode is not None:
             state.permission_context.mode = session.config.permission_mode
         try:
@@ -319,6 +319,22 @@ class SessionRuntime:
                 await writer.write(event, state)
         if recovered is None and resume is None and session.config.naming.auto:
             await self._title(model, opening_text(inputs))
+
+    async def _records(self) -> tuple[SessionRecord, AgentRecord]:
+        """The session's record and its agent's, read together once the owner is known."""
+        owner = self._owner
+        if owner is None:
+            session = await self._storage.get_session_any_user(self.session_id)
+            agent = None
+        else:
+            session, agent = await asyncio.gather(
+                self._storage.get_session_any_user(self.session_id),
+                self._storage.get_agent(*owner),
+            )
+        self._owner = (session.user_id, session.agent_id)
+        if agent is None or self._owner != owner:
+            agent = await self._storage.get_agent(session.user_id, session.agent_id)
+        return session, agent
 
     def _agent(
         self,
