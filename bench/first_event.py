@@ -1,8 +1,10 @@
 """Hot session: POST /chat/ → the first event of the reply on an open stream, vs a Ray actor call.
 
 The session's actor is live and idle and its stream is open; each sample posts a message and
-waits for the first frame that follows, then for that reply's end. The reference in the same
-run is a round trip to a trivial Ray actor method from the bench process.
+waits for the reply's first event (its REPLY_START: the previous reply's trailing
+`session_updated` does not count), then for that reply's end. The POST's own round trip is
+printed too. The reference in the same run is a round trip to a trivial Ray actor method from
+the bench process.
 
 Run: python bench/first_event.py [--turns 50] [--ingress serve|uvicorn]
 """
@@ -38,20 +40,25 @@ async def run(args: argparse.Namespace) -> None:
             message = {"name": "u", "role": "user", "content": "hi"}
             body = {"agent_id": agent_id, "session_id": session_id, "input": message}
             firsts: list[float] = []
+            posts: list[float] = []
             async with api.stream("GET", f"/sessions/{session_id}/stream") as sse:
                 lines = sse.aiter_lines()
                 for turn in range(args.turns + 3):
                     start = time.perf_counter()
                     (await api.post("/chat/", json=body)).raise_for_status()
+                    posted = time.perf_counter()
                     first = None
                     async for line in lines:
                         if not line.startswith("data: "):
                             continue
-                        first = first or time.perf_counter()
-                        if json.loads(line[6:])["type"] == "REPLY_END":
+                        kind = json.loads(line[6:])["type"]
+                        if kind == "REPLY_START" and first is None:
+                            first = time.perf_counter()
+                        if kind == "REPLY_END":
                             break
                     if turn >= 3 and first is not None:  # the first turns warm up
                         firsts.append((first - start) * 1000)
+                        posts.append((posted - start) * 1000)
         echo = Echo.remote()  # type: ignore[attr-defined]
         await echo.ping.remote()
         calls = []
@@ -60,6 +67,7 @@ async def run(args: argparse.Namespace) -> None:
             await echo.ping.remote()
             calls.append((time.perf_counter() - start) * 1000)
     print(f"hot session POST /chat/ -> first event ({args.ingress}): {percentiles(firsts)}")
+    print(f"POST /chat/ round trip, same turns:            {percentiles(posts)}")
     print(f"plain Ray actor call, same run:              {percentiles(calls)}")
 
 

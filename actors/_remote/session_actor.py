@@ -298,7 +298,7 @@ class RayDispatcher:
         """
         groups: dict[str, list[str]] = {}
         for session_id, name in (
-            await self.hosts.hosts_of(list(dict.fromkeys(session_ids)))
+            await self.hosts.hosts_of(list(dict.fromkeys(session_ids)), reuse=True)
         ).items():
             groups.setdefault(name, []).append(session_id)
         for name, group in groups.items():
@@ -313,11 +313,13 @@ class RayDispatcher:
                 elsewhere = await asyncio.wait_for(actor.wake.remote(group), _WAKE_TIMEOUT)
             except (RayActorError, TimeoutError, ValueError) as exc:
                 log.info("waking %d session(s) at %s failed: %r", len(group), name, exc)
+                self.hosts.forget_hosts(group)
                 await self.hosts.host_failed(name)
             else:
                 if not elsewhere:
                     return
                 # Another host held them (a stale placement read): wake them there.
+                self.hosts.forget_hosts(list(elsewhere))
                 for session_id, holder in elsewhere.items():
                     with contextlib.suppress(Exception):
                         handle = await self.hosts.handle(holder)
@@ -364,6 +366,7 @@ class RayDispatcher:
                 else:
                     await handle.stop.remote(session_id)
         await self.hosts.placement.forget(session_id)
+        self.hosts.forget_hosts([session_id])
 
     async def maintain(self) -> None:
         """Move sessions off hosts whose node left, and pre-warm hosts on every agent node."""

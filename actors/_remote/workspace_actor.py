@@ -77,6 +77,14 @@ class WorkspaceActor:
             async for chunk in chunks:
                 yield chunk.model_dump_json()
 
+    async def changed(self, seen: int) -> int:
+        """Return the host's change count once it differs from `seen` (see `WorkspaceHost`).
+
+        A caller keeps one such call pending to learn of changes, and of this actor's death
+        (the call then fails).
+        """
+        return await self._host.changed(seen)
+
     def cancel(self, call_id: str) -> bool:
         """Stop a running tool call (killing what it started) unless it was adopted."""
         return self._host.cancel(call_id)

@@ -105,6 +105,11 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def inbox_entries(raw: list[Any]) -> list[tuple[str, InboxItem | UnreadableItem]]:
+    """The entries of an inbox's XRANGE reply (`RedisMessageBus.entries`)."""
+    return [(_text(eid), read_item(fields.get(b"i", b""))) for eid, fields in raw]
+
+
 def _raise_refusal(exc: ResponseError, key: str) -> None:
     """Raise the error a fenced script's refusal `exc` stands for (return if it is none)."""
     if "STALE_GENERATION" in str(exc):
@@ -236,8 +241,7 @@ class RedisMessageBus(RedisOwner):
 
     async def entries(self, session_id: str) -> list[tuple[str, InboxItem | UnreadableItem]]:
         """Return every unconsumed inbox entry, oldest first, readable or not."""
-        entries = await self.redis.xrange(self.keys.inbox(session_id), "-", "+")
-        return [(_text(eid), read_item(fields.get(b"i", b""))) for eid, fields in entries]
+        return inbox_entries(await self.redis.xrange(self.keys.inbox(session_id), "-", "+"))
 
     async def inbox_depth(self, session_id: str) -> int:
         """Return how many items wait in the session's inbox (the reply in progress included)."""

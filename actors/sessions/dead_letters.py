@@ -19,7 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from actors.bus.items import InboxItem, UnreadableItem
-from actors.bus.message_bus import RedisMessageBus
+from actors.bus.message_bus import RedisMessageBus, inbox_entries
 from actors.errors import SessionFenced, StorageUnavailable
 from actors.sessions.reply_writer import ReplyWriter
 from actors.storage.redis_storage import RedisStorage
@@ -69,10 +69,14 @@ class DeadLetters:
         Raises:
             SessionFenced: a newer owner holds the session.
         """
-        entries = await self._bus.entries(self._session_id)
+        keys = self._bus.keys
+        async with self._bus.redis.pipeline(transaction=False) as pipe:
+            pipe.xrange(keys.inbox(self._session_id), "-", "+")
+            pipe.hgetall(keys.attempts(self._session_id))
+            raw, counts = await pipe.execute()
+        entries = inbox_entries(raw)
         if not entries:
             return []
-        counts = await self._bus.redis.hgetall(self._bus.keys.attempts(self._session_id))
         failed = {_text(k): int(v) for k, v in counts.items()}
         keep: list[tuple[str, InboxItem]] = []
         aside: list[tuple[str, str, str]] = []

@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from actors.bus.items import HintItem
+from actors.bus.items import HintItem, InboxItem
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.outage import OUTAGE_ERRORS
 from agent_core.message import HintBlock, ToolCallBlock, ToolResultState
@@ -27,9 +27,23 @@ class InboxHints:
     in `consumed`, so the reply's commit acknowledges them.
     """
 
-    def __init__(self, bus: RedisMessageBus, session_id: str) -> None:
+    def __init__(
+        self,
+        bus: RedisMessageBus,
+        session_id: str,
+        read: list[tuple[str, InboxItem]] | None = None,
+    ) -> None:
+        """Take hints from the session's inbox.
+
+        Args:
+            bus: The inbox.
+            session_id: Whose inbox.
+            read: The inbox as its owner just read it to start the reply: the first `drain`
+                takes its hints from there rather than reading again (later ones read).
+        """
         self._bus = bus
         self._session_id = session_id
+        self._read = read
         self.consumed: list[str] = []
 
     def take(self, item_ids: list[str]) -> None:
@@ -39,10 +53,12 @@ class InboxHints:
     async def drain(self) -> list[HintBlock]:
         """Return the hint items that arrived since the last call (none while Redis is down)."""
         hints: list[HintBlock] = []
-        try:
-            pending = await self._bus.pending(self._session_id)
-        except OUTAGE_ERRORS:
-            return hints  # they stay in the inbox: a later step takes them
+        pending, self._read = self._read, None
+        if pending is None:
+            try:
+                pending = await self._bus.pending(self._session_id)
+            except OUTAGE_ERRORS:
+                return hints  # they stay in the inbox: a later step takes them
         for stream_id, item in pending:
             if isinstance(item, HintItem) and stream_id not in self.consumed:
                 self.consumed.append(stream_id)

@@ -41,6 +41,8 @@ AGENT_LABEL = ("troupe.io/node-role", "agent")
 
 _NODES_TTL = 2.0
 _PLACE_ATTEMPTS = 4
+_KNOWN_TTL = 5.0
+"""Seconds a host found for a session is reused by `hosts_of(..., reuse=True)`."""
 
 
 def session_actor_name(session_id: str) -> str:
@@ -79,6 +81,8 @@ class SessionHosts:
         # reported dead only after a while); node ids are never reused.
         self._lost: set[str] = set()
         self._handles: dict[str, Any] = {}
+        # Hosts found for sessions: when, the host, and its node (None: a dedicated actor).
+        self._known: dict[str, tuple[float, str, str | None]] = {}
         self._growing: dict[str, asyncio.Task[None]] = {}
         self._prewarming: asyncio.Task[None] | None = None
 
@@ -194,23 +198,54 @@ class SessionHosts:
         """
         return (await self.hosts_of([session_id]))[session_id]
 
-    async def hosts_of(self, session_ids: list[str]) -> dict[str, str]:
+    async def hosts_of(self, session_ids: list[str], reuse: bool = False) -> dict[str, str]:
         """`host_of` for many sessions, reading their placements in one round trip.
+
+        With `reuse`, a host found for a session within the last few seconds is taken without
+        reading, unless its node left: for a wake, whose answer tells when the session is no
+        longer there (the waker then calls `forget_hosts` and asks again).
 
         Raises:
             SessionUnavailable: no agent node could take a session.
         """
-        currents = await self.placement.current_many(session_ids)
+        now = time.monotonic()
+        found = await self._reusable(session_ids, now) if reuse else {}
+        unknown = [session_id for session_id in session_ids if session_id not in found]
+        if not unknown:
+            return found
+        currents = await self.placement.current_many(unknown)
         hosts = await self.live_hosts()
-        found: dict[str, str] = {}
-        for session_id, current in zip(session_ids, currents, strict=True):
+        for session_id, current in zip(unknown, currents, strict=True):
             if current == DEDICATED:
                 found[session_id] = session_actor_name(session_id)
             elif current is not None and current in hosts:
                 found[session_id] = current
             else:
                 found[session_id] = await self._place(session_id, current)
+            host = found[session_id]
+            if current == DEDICATED or host in hosts:
+                self._known[session_id] = (now, host, hosts.get(host))
+        if len(self._known) > 4 * max(1, len(hosts)) * self.capacity:
+            self._known = {s: k for s, k in self._known.items() if now - k[0] < _KNOWN_TTL}
         return found
+
+    async def _reusable(self, session_ids: list[str], now: float) -> dict[str, str]:
+        """The hosts found lately for these sessions, on nodes still running sessions."""
+        nodes = set(await self.agent_nodes())
+        found: dict[str, str] = {}
+        for session_id in session_ids:
+            known = self._known.get(session_id)
+            if known is None or now - known[0] >= _KNOWN_TTL:
+                continue
+            _, host, node = known
+            if node is None or node in nodes:
+                found[session_id] = host
+        return found
+
+    def forget_hosts(self, session_ids: list[str]) -> None:
+        """Drop the hosts found for these sessions (a wake failed there, or they moved)."""
+        for session_id in session_ids:
+            self._known.pop(session_id, None)
 
     async def _place(self, session_id: str, current: str | None) -> str:
         if current is None and await self._wants_dedicated(session_id):

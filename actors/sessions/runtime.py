@@ -115,6 +115,7 @@ class SessionRuntime:
         self._woken_again = False
         self._model = ModelSlot()
         self._fallback_model = ModelSlot()
+        self._owner: tuple[str, str] | None = None  # the session's user and agent, once read
 
     @property
     def busy(self) -> bool:
@@ -216,7 +217,7 @@ class SessionRuntime:
                 inbox_read(len(pending))
                 # The reply continues the trace of the delivery that started it.
                 with continued(pending[0][1]):
-                    self._reply_task = asyncio.create_task(self._reply(batch))
+                    self._reply_task = asyncio.create_task(self._reply(batch, inbox=pending))
                 await self._reply_task
                 self._failures = 0
         except SessionFenced:
@@ -268,8 +269,12 @@ class SessionRuntime:
         self._retry = asyncio.get_running_loop().call_later(delay, retry)
 
     async def _reply(
-        self, batch: list[tuple[str, InboxItem]], recovered: Recovered | None = None
+        self,
+        batch: list[tuple[str, InboxItem]],
+        recovered: Recovered | None = None,
+        inbox: list[tuple[str, InboxItem]] | None = None,
     ) -> None:
+        """Run one reply to `batch` (or continue `recovered`); `inbox` is the inbox just read."""
         state, _ = self._owned()
         writer = self._owned_writer()
         inputs = [
@@ -278,43 +283,58 @@ class SessionRuntime:
             if isinstance(item, ChatItem) and isinstance(item.input, list)
             for m in item.input
         ]
-        hints = InboxHints(self._bus, self.session_id)
+        hints = InboxHints(self._bus, self.session_id, inbox)
         if recovered is not None:
             hints.take(recovered.hint_ids)
         writer.expect_inputs(inputs, [stream_id for stream_id, _ in batch])
-        session = await self._storage.get_session_any_user(self.session_id)
-        agent_record = await self._storage.get_agent(session.user_id, session.agent_id)
+        session, agent_record = await self._records()
         if session.config.permission_mode is not None:
             state.permission_context.mode = session.config.permission_mode
-        # The workspace stays leased (never evicted) for the whole reply.
-        async with contextlib.AsyncExitStack() as stack:
-            try:
-                model = await self._chat_model(session)
-                fallback = await self._fallback_model.get(
-                    self._storage, session.user_id, session.config.fallback_chat_model_config
-                )
-                kit = await stack.enter_async_context(self._workspaces.kit(session))
-                extra = await self._extensions.build(
-                    session.user_id, session.agent_id, self.session_id, kit.handle
-                )
-                pool = [a for a in await self._storage.list_agents(session.user_id) if invitable(a)]
-                models = ModelConfig(fallback_model=fallback)
-                agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
-            except OUTAGE_ERRORS:
-                raise  # not the user's problem: the drain retries once Redis is back
-            except Exception as exc:
-                if recovered is not None:
-                    raise
-                await self._fail_setup(agent_record.data.name, inputs, exc)
-                return
-            resume = _resume_input(batch)
-            start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
-            async with contextlib.aclosing(agent.reply_stream(start)) as events:
-                async for event in events:
-                    writer.acknowledge(hints.consumed)
-                    await writer.write(event, state)
-            if recovered is None and resume is None and session.config.naming.auto:
-                await self._title(model, opening_text(inputs))
+        try:
+            model = await self._chat_model(session)
+            fallback = await self._fallback_model.get(
+                self._storage, session.user_id, session.config.fallback_chat_model_config
+            )
+            kit, agents = await asyncio.gather(
+                self._workspaces.open(session), self._storage.list_agents(session.user_id)
+            )
+            extra = await self._extensions.build(
+                session.user_id, session.agent_id, self.session_id, kit.handle
+            )
+            pool = [a for a in agents if invitable(a)]
+            models = ModelConfig(fallback_model=fallback)
+            agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
+        except OUTAGE_ERRORS:
+            raise  # not the user's problem: the drain retries once Redis is back
+        except Exception as exc:
+            if recovered is not None:
+                raise
+            await self._fail_setup(agent_record.data.name, inputs, exc)
+            return
+        resume = _resume_input(batch)
+        start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
+        async with contextlib.aclosing(agent.reply_stream(start)) as events:
+            async for event in events:
+                writer.acknowledge(hints.consumed)
+                await writer.write(event, state)
+        if recovered is None and resume is None and session.config.naming.auto:
+            await self._title(model, opening_text(inputs))
+
+    async def _records(self) -> tuple[SessionRecord, AgentRecord]:
+        """The session's record and its agent's, read together once the owner is known."""
+        owner = self._owner
+        if owner is None:
+            session = await self._storage.get_session_any_user(self.session_id)
+            agent = None
+        else:
+            session, agent = await asyncio.gather(
+                self._storage.get_session_any_user(self.session_id),
+                self._storage.get_agent(*owner),
+            )
+        self._owner = (session.user_id, session.agent_id)
+        if agent is None or self._owner != owner:
+            agent = await self._storage.get_agent(session.user_id, session.agent_id)
+        return session, agent
 
     def _agent(
         self,

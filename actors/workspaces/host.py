@@ -89,6 +89,24 @@ class WorkspaceHost:
         self._deliver = deliver
         self._stack: contextlib.AsyncExitStack | None = None
         self._calls: dict[str, _Call] = {}
+        self._changes = 0
+        self._changed = asyncio.Event()
+
+    async def changed(self, seen: int) -> int:
+        """Return how many changes this host counted, once that differs from `seen`.
+
+        A change is anything after which `open` may describe a workspace differently: a tool
+        call ran in it (it may have edited its skills or MCP list), or MCP servers or skills
+        were added or removed. Pass -1 to learn the count at once.
+        """
+        while self._changes == seen:
+            await self._changed.wait()
+        return self._changes
+
+    def _count_change(self) -> None:
+        self._changes += 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     async def _manager(self) -> WorkspaceManagerBase:
         if self._stack is None:
@@ -156,6 +174,7 @@ class WorkspaceHost:
             call.record(failure)
             call.outputs.put_nowait(failure)
         finally:
+            self._count_change()
             call.outputs.put_nowait(None)
             if call.adopted:
                 # Listed until delivered: `adopt` answers for the call until its result is in.
@@ -223,9 +242,12 @@ class WorkspaceHost:
                 assert chunk is not None
                 yield chunk
                 return
-            async with contextlib.aclosing(client.call_tool(tool, arguments)) as chunks:
-                async for chunk in chunks:
-                    yield chunk
+            try:
+                async with contextlib.aclosing(client.call_tool(tool, arguments)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+            finally:
+                self._count_change()
 
     def cancel(self, call_id: str) -> bool:
         """Stop a running call (killing what it started) unless it was adopted; whether it was."""
@@ -268,13 +290,19 @@ class WorkspaceHost:
 
     async def add_mcp(self, request: WorkspaceRequest, config: MCPClientConfig) -> None:
         """Register an MCP server (see `WorkspaceBase.add_mcp`)."""
-        async with self._workspace(request) as workspace:
-            await workspace.add_mcp(config)
+        try:
+            async with self._workspace(request) as workspace:
+                await workspace.add_mcp(config)
+        finally:
+            self._count_change()
 
     async def remove_mcp(self, request: WorkspaceRequest, name: str) -> None:
         """Unregister an MCP server (see `WorkspaceBase.remove_mcp`)."""
-        async with self._workspace(request) as workspace:
-            await workspace.remove_mcp(name)
+        try:
+            async with self._workspace(request) as workspace:
+                await workspace.remove_mcp(name)
+        finally:
+            self._count_change()
 
     async def installed_skills(self, request: WorkspaceRequest) -> list[InstalledSkill]:
         """The workspace's skills."""
@@ -289,12 +317,16 @@ class WorkspaceHost:
             async with self._workspace(request) as workspace:
                 return await workspace.add_skill(staging)
         finally:
+            self._count_change()
             await asyncio.to_thread(shutil.rmtree, staging, True)
 
     async def remove_skill(self, request: WorkspaceRequest, name: str) -> None:
         """Uninstall a skill (see `WorkspaceBase.remove_skill`)."""
-        async with self._workspace(request) as workspace:
-            await workspace.remove_skill(name)
+        try:
+            async with self._workspace(request) as workspace:
+                await workspace.remove_skill(name)
+        finally:
+            self._count_change()
 
     async def _workdir(self, request: WorkspaceRequest) -> Path:
         async with self._workspace(request) as workspace:

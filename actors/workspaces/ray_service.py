@@ -6,7 +6,8 @@ agent nodes; without such nodes (a laptop) the actor runs on the caller's node. 
 is assigned to the least-loaded sandbox node on first use and the assignment is kept in Redis,
 so every session and API replica reaches the same host. When that node is gone, the workspace
 is re-created on another node; the agent is told, since files that lived only on the lost
-node's disk are gone with it.
+node's disk are gone with it. What `open` returns is reused while the workspace's host reports
+no change (`actors.workspaces.views`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from actors.workspaces.requests import (
     WorkspaceStatusView,
     WorkspaceView,
 )
+from actors.workspaces.views import ViewCache
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
 from agent_core.tool import ToolChunk
@@ -47,6 +49,10 @@ SANDBOX_RESOURCE = "troupe_sandbox"
 SANDBOX_LABEL = ("troupe.io/node-role", "sandbox")
 
 _NODES_TTL = 2.0
+_MOVED_NOTE = (
+    "\n\nNote: this workspace was re-created on another machine after the one holding it was "
+    "lost. Files written there before may be gone."
+)
 
 
 def is_sandbox_node(node: dict[str, Any]) -> bool:
@@ -75,6 +81,8 @@ class RayWorkspaceService:
         # Nodes Ray refused to schedule on although they were still listed alive (a node that
         # died is reported dead only after a while); node ids are never reused.
         self._lost: set[str] = set()
+        self._handles: dict[str, Any] = {}
+        self._views = ViewCache()
         self.loop: asyncio.AbstractEventLoop | None = None
 
     # placement
@@ -113,42 +121,78 @@ class RayWorkspaceService:
             log.warning("workspace %s moved from node %s to %s", field, moved_from, node)
         return node, moved_from
 
-    async def _actor(self, request: WorkspaceRequest) -> Any:
+    async def _handle(self, node: str) -> Any:
+        """The workspace actor of `node` (its handle kept until a call to it fails)."""
         from actors._remote.workspace_actor import workspace_actor
 
+        handle = self._handles.get(node)
+        if handle is None:
+            handle = await asyncio.to_thread(workspace_actor, self._settings, node)
+            self._handles[node] = handle
+        return handle
+
+    async def _actor(self, request: WorkspaceRequest) -> tuple[str, Any]:
         node, _ = await self._place(request)
-        return await asyncio.to_thread(workspace_actor, self._settings, node)
+        return node, await self._handle(node)
 
-    def _forget_nodes(self) -> None:
+    def _forget(self, node: str) -> None:
+        """A call to `node`'s actor failed: look nodes and the actor up afresh, drop its views."""
         self._nodes = (0.0, [])
+        self._handles.pop(node, None)
+        self._views.drop(node)
 
-    async def _call(self, request: WorkspaceRequest, method: str, *args: Any) -> Any:
-        """Call an actor method, re-placing the workspace once if its node is gone."""
+    async def _call(
+        self, request: WorkspaceRequest, method: str, *args: Any, changes: bool = False
+    ) -> Any:
+        """Call an actor method, re-placing the workspace once if its node is gone.
+
+        `changes`: the call may change what `open` describes (the views there are dropped).
+        """
+        return (await self._call_placed(request, method, *args, changes=changes))[2]
+
+    async def _call_placed(
+        self, request: WorkspaceRequest, method: str, *args: Any, changes: bool = False
+    ) -> tuple[str, str | None, Any]:
+        """`_call`, also returning the node that answered and the one the workspace left."""
         for attempt in (0, 1):
-            actor = await self._actor(request)
+            node, moved_from = await self._place(request)
+            actor = await self._handle(node)
             try:
-                return await getattr(actor, method).remote(request.model_dump_json(), *args)
+                result = await getattr(actor, method).remote(request.model_dump_json(), *args)
             except RayTaskError as exc:
                 raise _workspace_error(exc) from None
             except (RayActorError, ActorUnschedulableError) as exc:
                 if isinstance(exc, ActorUnschedulableError):
-                    self._lost.add((await self._place(request))[0])
-                self._forget_nodes()
+                    self._lost.add(node)
+                self._forget(node)
                 if attempt:
                     raise WorkspaceError(f"the workspace host is unavailable: {exc}") from exc
+            else:
+                return node, moved_from, result
+            finally:
+                if changes:
+                    self._views.drop(node)
         raise AssertionError("unreachable")
 
     # WorkspaceService
     async def open(self, request: WorkspaceRequest, cwd: str | None) -> WorkspaceView:
-        """Open the workspace on its node; say so in the prompt when it was re-created."""
+        """Open the workspace on its node; say so in the prompt when it was re-created.
+
+        A view opened before is reused while it is valid (`actors.workspaces.views`).
+        """
         self.loop = self.loop or asyncio.get_running_loop()
-        view = WorkspaceView.model_validate_json(await self._call(request, "open", cwd))
-        _, moved_from = await self._place(request)
+        node, _ = await self._place(request)
+        key = request.model_dump_json()
+        view = self._views.get(node, key, cwd)
+        if view is not None:
+            return view
+        stamp = self._views.stamp(node, (await self._handle(node)).changed.remote)
+        opened_at, moved_from, raw = await self._call_placed(request, "open", cwd)
+        view = WorkspaceView.model_validate_json(raw)
         if moved_from is not None:
-            view.prompt_fragment += (
-                "\n\nNote: this workspace was re-created on another machine after the one "
-                "holding it was lost. Files written there before may be gone."
-            )
+            view.prompt_fragment += _MOVED_NOTE
+        if opened_at == node:
+            self._views.put(node, key, cwd, stamp, view)
         return view
 
     async def execute(
@@ -156,7 +200,7 @@ class RayWorkspaceService:
     ) -> AsyncGenerator[ToolOutput, None]:
         """Stream the call from the workspace's actor; closing the stream cancels it there."""
         try:
-            actor = await self._actor(request)
+            node, actor = await self._actor(request)
         except (RayError, WorkspaceError, OSError) as exc:
             yield final_error(f"The workspace is unavailable: {exc}")
             return
@@ -169,7 +213,7 @@ class RayWorkspaceService:
                 yield output
             finished = True
         except RayError as exc:
-            self._forget_nodes()
+            self._forget(node)
             if not finished:
                 finished = True
                 yield final_error(
@@ -177,6 +221,7 @@ class RayWorkspaceService:
                     f"({type(exc).__name__}); the call's effects may be incomplete."
                 )
         finally:
+            self._views.drop(node)  # the call may have changed the workspace's skills or MCPs
             if not finished:
                 with contextlib.suppress(RayError):
                     actor.cancel.remote(invocation.call_id)
@@ -185,8 +230,9 @@ class RayWorkspaceService:
         self, request: WorkspaceRequest, server: str, tool: str, arguments: dict[str, Any]
     ) -> AsyncGenerator[ToolChunk, None]:
         """Stream an MCP tool call from the workspace's actor."""
+        node = None
         try:
-            actor = await self._actor(request)
+            node, actor = await self._actor(request)
             stream = actor.call_mcp.remote(
                 request.model_dump_json(), server, tool, json.dumps(arguments)
             )
@@ -196,6 +242,9 @@ class RayWorkspaceService:
             chunk = final_error(f"The workspace's MCP server is unavailable: {exc}").chunk
             assert chunk is not None
             yield chunk
+        finally:
+            if node is not None:
+                self._views.drop(node)
 
     async def adopt(self, request: WorkspaceRequest, tool_call_id: str) -> bool:
         """Hand a running call over to the workspace's actor (see `WorkspaceService.adopt`)."""
@@ -237,11 +286,11 @@ class RayWorkspaceService:
 
     async def add_mcp(self, request: WorkspaceRequest, config: MCPClientConfig) -> None:
         """Register an MCP server in the workspace."""
-        await self._call(request, "add_mcp", config.model_dump_json())
+        await self._call(request, "add_mcp", config.model_dump_json(), changes=True)
 
     async def remove_mcp(self, request: WorkspaceRequest, name: str) -> None:
         """Unregister an MCP server."""
-        await self._call(request, "remove_mcp", name)
+        await self._call(request, "remove_mcp", name, changes=True)
 
     async def installed_skills(self, request: WorkspaceRequest) -> list[InstalledSkill]:
         """The workspace's skills."""
@@ -250,12 +299,12 @@ class RayWorkspaceService:
 
     async def add_skill(self, request: WorkspaceRequest, bundle: SkillBundle) -> InstalledSkill:
         """Install a skill in the workspace."""
-        raw = await self._call(request, "add_skill", bundle.model_dump_json())
+        raw = await self._call(request, "add_skill", bundle.model_dump_json(), changes=True)
         return InstalledSkill.model_validate_json(raw)
 
     async def remove_skill(self, request: WorkspaceRequest, name: str) -> None:
         """Uninstall a skill."""
-        await self._call(request, "remove_skill", name)
+        await self._call(request, "remove_skill", name, changes=True)
 
     async def list_directory(self, request: WorkspaceRequest, path: str) -> DirectoryListing:
         """List one directory inside the workspace, on its node."""
@@ -270,7 +319,7 @@ class RayWorkspaceService:
     async def _file_chunks(
         self, request: WorkspaceRequest, path: str, size: int
     ) -> AsyncGenerator[bytes, None]:
-        actor = await self._actor(request)
+        node, actor = await self._actor(request)
         stream = actor.file_chunks.remote(request.model_dump_json(), path, size)
         finished = False
         try:
@@ -281,7 +330,7 @@ class RayWorkspaceService:
             finished = True
             raise _workspace_error(exc) from None
         except RayError as exc:
-            self._forget_nodes()
+            self._forget(node)
             raise WorkspaceError(f"the workspace host stopped while {path!r} was read") from exc
         finally:
             if not finished:  # the reader went away: stop reading on the node
@@ -289,7 +338,11 @@ class RayWorkspaceService:
                     ray.cancel(stream)
 
     async def aclose(self) -> None:
-        """Close this process's Redis connection (the actors keep serving)."""
+        """Stop following the actors' changes and close this process's Redis connection.
+
+        The actors keep serving.
+        """
+        await self._views.aclose()
         if self._owns_redis:
             await self._redis.aclose()
 

@@ -279,8 +279,7 @@ class SessionWorkspaces:
         self.service = service
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    @contextlib.asynccontextmanager
-    async def kit(self, session: SessionRecord) -> AsyncIterator[SessionKit]:
+    async def open(self, session: SessionRecord) -> SessionKit:
         """The session's workspace resources for one reply.
 
         Raises:
@@ -289,7 +288,16 @@ class SessionWorkspaces:
         self.loop = self.loop or asyncio.get_running_loop()
         request = workspace_request(session)
         view = await self.service.open(request, session.config.cwd)
-        yield session_kit(self.service, request, view)
+        return session_kit(self.service, request, view)
+
+    @contextlib.asynccontextmanager
+    async def kit(self, session: SessionRecord) -> AsyncIterator[SessionKit]:
+        """`open` as a context (nothing is held open; a workspace is leased per call).
+
+        Raises:
+            WorkspaceError: The workspace could not be opened.
+        """
+        yield await self.open(session)
 
     async def aclose(self) -> None:
         """Release the service and forget this instance."""
