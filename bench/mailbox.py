@@ -4,7 +4,7 @@ The recipient is a live, idle session actor. Each sample delivers one `<team-mes
 `Mailbox.deliver` (inbox append + actor wake, exactly what TeamSay does) and waits for the
 HINT_BLOCK on the recipient's event stream, then for that reply to end.
 
-Run: python bench/mailbox.py [--messages 200]
+Run: python bench/mailbox.py [--messages 200] [--ingress serve|uvicorn]
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from tests.support.api import make_session
 USER = {"X-User-ID": "bench"}
 
 
-async def run(count: int) -> None:
-    with service_stack() as stack:
+async def run(count: int, ingress: str) -> None:
+    with service_stack(ingress=ingress) as stack:
         settings = stack.settings
         redis = connect(settings.redis_url)
         bus = RedisMessageBus(
@@ -57,7 +57,7 @@ async def run(count: int) -> None:
                         samples.append((hint_at - start) * 1000)
         await redis.aclose()
     print(
-        f"team message -> recipient HINT_BLOCK ({count} messages, live actor): "
+        f"team message -> recipient HINT_BLOCK ({count} messages, live actor, {ingress}): "
         f"{percentiles(samples)}"
     )
 
@@ -65,7 +65,9 @@ async def run(count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=200)
-    asyncio.run(run(parser.parse_args().messages))
+    parser.add_argument("--ingress", choices=["serve", "uvicorn"], default="serve")
+    args = parser.parse_args()
+    asyncio.run(run(args.messages, args.ingress))
 
 
 if __name__ == "__main__":
