@@ -281,7 +281,9 @@ def build_app(
     install_console(app)
     app.add_middleware(BodyLimit, limits={workspace_library.UPLOAD_PATH: MAX_UPLOAD_REQUEST_BYTES})
     app.add_middleware(JsonLimits)
+    # Routes match in order: the hot path first, so it does not scan every other route.
     routers = (
+        chat,
         health,
         admin,
         agents,
@@ -289,7 +291,6 @@ def build_app(
         models,
         tts_models,
         sessions,
-        chat,
         schedules,
         workspace,
         knowledge_bases,

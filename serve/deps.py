@@ -34,24 +34,29 @@ _bearer = HTTPBearer(
 )
 
 
+_XUserId = Annotated[
+    str | None, Header(description="The caller's user id (servers running --auth dev only).")
+]
+_Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
 async def principal(
-    request: Request,
-    x_user_id: Annotated[
-        str | None, Header(description="The caller's user id (servers running --auth dev only).")
-    ] = None,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None,
+    request: Request, x_user_id: _XUserId = None, credentials: _Credentials = None
 ) -> Principal:
     """The authenticated caller, by the app's scheme (see `serve.auth`); no identity → 401."""
     return await authenticate(request, x_user_id, credentials.credentials if credentials else None)
 
 
-async def user_id(caller: Annotated[Principal, Depends(principal)]) -> str:
+async def user_id(
+    request: Request, x_user_id: _XUserId = None, credentials: _Credentials = None
+) -> str:
     """The caller's user id: every route scopes what it reads and writes by it.
 
     Replace this dependency (`app.dependency_overrides[user_id]`) to plug in another scheme
     (JWT, a gateway's header): everything user-scoped follows it.
     """
-    return caller.user_id
+    # `principal` called, not depended on: a dependency level costs every request a round.
+    return (await principal(request, x_user_id, credentials)).user_id
 
 
 get_current_user_id = user_id
@@ -61,6 +66,11 @@ get_current_user_id = user_id
 async def runtime(request: Request) -> RuntimeApi:
     """The app's runtime client."""
     # `async`, like `user_id`: FastAPI runs a plain `def` dependency on a worker thread.
+    return app_runtime(request)
+
+
+def app_runtime(request: Request) -> RuntimeApi:
+    """The app's runtime client, for a hot route that spares itself the `Runtime` dependency."""
     client: RuntimeApi = request.app.state.runtime
     return client
 

@@ -134,6 +134,24 @@ def _field(path: _Path) -> str:
     return "body"
 
 
+_SHORTEST_BOUND = min(MAX_STRING, _MAX_KEY, MAX_VALUES, *FIELD_LIMITS.values())
+
+
+def _small_enough(body: bytes, max_depth: int) -> bool:
+    r"""Whether `body` is too small to reach any bound: it need not be parsed to be checked.
+
+    A string or count over a bound takes more bytes than the shortest bound; nesting takes a
+    bracket per level; a lone surrogate takes a `\u` escape or a raw 0xED lead byte (which
+    well-formed text also uses: such a body is simply parsed).
+    """
+    return (
+        len(body) <= _SHORTEST_BOUND
+        and body.count(b"[") + body.count(b"{") <= max_depth
+        and b"\\u" not in body
+        and b"\xed" not in body
+    )
+
+
 def _is_json(headers: Headers) -> bool:
     # FastAPI reads a body without a content type as JSON too.
     media = headers.get("content-type", "application/json").split(";")[0].strip().lower()
@@ -184,6 +202,8 @@ class JsonLimits:
         await self.app(scope, _replay(body, receive), send)
 
     def _refusal(self, body: bytes) -> Any:
+        if _small_enough(body, self.max_depth):
+            return None
         try:
             value = json.loads(body) if body else None
         except RecursionError:

@@ -63,8 +63,7 @@ class ChatClient:
             InvalidRequest: the input answers a pause the session is not in.
             InboxFull: the session's inbox is full.
         """
-        session = await self._storage.load_session(user_id, session_id)
-        if session.agent_id != agent_id:
+        if await self._storage.session_agent(user_id, session_id) != agent_id:
             raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
             await self._check_resume(session_id, chat_input)
@@ -96,7 +95,7 @@ class ChatClient:
         Raises:
             SessionNotFound: no such session for this user.
         """
-        await self._storage.load_session(user_id, session_id)
+        await self._storage.session_agent(user_id, session_id)
         if await self._dispatcher.interrupt(session_id):
             return
         state = await self._storage.load_state(session_id)
@@ -118,7 +117,7 @@ class ChatClient:
             SessionNotFound: no such session for this user.
             NotFound: `before` is not a message of this session.
         """
-        await self._storage.load_session(user_id, session_id)
+        await self._storage.session_agent(user_id, session_id)
         is_running, cursor = await self._bus.cursor_snapshot(session_id)
         messages, has_more = await self._storage.list_messages(session_id, before, limit, offset)
         return MessagesPage(messages, has_more, is_running, cursor)

@@ -39,6 +39,13 @@ from agent_core.state import AgentState
 R = TypeVar("R", bound=BaseModel)
 
 
+class _SessionOwner(BaseModel):
+    """What an ownership check reads of a session record (validating all of it costs more)."""
+
+    user_id: str
+    agent_id: str
+
+
 class RedisStorage(RedisOwner):
     """Typed access to Troupe's records in Redis, every read scoped by user id.
 
@@ -280,6 +287,15 @@ class RedisStorage(RedisOwner):
         if with_state:
             record.state = await self.load_state(session_id)
         return record
+
+    async def session_agent(self, user_id: str, session_id: str) -> str:
+        """The agent of one of the user's sessions (its record unread beyond the owner).
+
+        Raises:
+            SessionNotFound: no such session for this user.
+        """
+        raw = await self._session_reads(session_id)
+        return _owned(raw, _SessionOwner, user_id, SessionNotFound, session_id).agent_id
 
     async def get_session(
         self, user_id: str, agent_id: str, session_id: str

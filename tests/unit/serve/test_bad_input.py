@@ -142,6 +142,18 @@ async def test_lone_surrogates_are_a_422_naming_the_field(
     assert response.json()["detail"][0]["type"] == "lone_surrogate"
 
 
+async def test_small_bodies_just_over_a_bound_are_refused(service: Service) -> None:
+    # 33 containers: one level past the bound, in a body far below every size bound.
+    deep = '{"name": "A", "system_prompt": ' + "[" * 32 + "]" * 32 + "}"
+    refused(await post_raw(service.api, "/agent/", deep), 422, "nested deeper")
+    # A surrogate spelled in raw bytes (no escape) still decodes as one.
+    raw = b'{"name": "\xed\xa0\x80"}'
+    headers = {**ALICE, "content-type": "application/json"}
+    response = await service.api.post("/agent/", content=raw, headers=headers)
+    refused(response, 422, "body.name")
+    assert response.json()["detail"][0]["type"] == "lone_surrogate"
+
+
 async def test_lone_surrogates_in_chat_metadata_and_parameters_are_refused(
     service: Service,
 ) -> None:

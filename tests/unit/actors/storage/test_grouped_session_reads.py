@@ -46,3 +46,14 @@ async def test_concurrent_lookups_are_one_mget_each_caller_gets_its_own(redis: R
     assert [record.id for record in found] == [s.id for s in alice]
     assert all(isinstance(error, SessionNotFound) for error in foreign), foreign
     assert await calls(redis, "mget") - before == 2  # one per round, not one per caller
+
+
+async def test_session_agent_names_the_agent_of_the_callers_session_only(redis: Redis) -> None:
+    storage = RedisStorage(redis, Keys("owner"))
+    agent = await storage.create_agent("alice", AgentData(name="Friday"))
+    session = await storage.create_session("alice", agent.id, SessionConfig())
+
+    assert await storage.session_agent("alice", session.id) == agent.id
+    for user, session_id in (("bob", session.id), ("alice", "no-such-session")):
+        with pytest.raises(SessionNotFound):
+            await storage.session_agent(user, session_id)
