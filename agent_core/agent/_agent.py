@@ -14,7 +14,7 @@ from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
 from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
-from agent_core.agent._injection import InjectionConfig, runtime_state_hint
+from agent_core.agent._injection import InjectionConfig, runtime_state_text
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._restart import (
@@ -480,17 +480,17 @@ class Agent:
             # hooks an extra time per reply would be visible to them, for a mere estimate.
             # Far below the threshold there is no context length to report.
             usage = measured.usage if measured is not None else self._measure_if_near()
-        hint = runtime_state_hint(
+        text = runtime_state_text(
             config, self.state, usage, self.context_config.compression_tool_enabled
         )
-        if hint is None:
+        if text is None:
             return None
         return trusted(
             HintBlockEvent,
             reply_id=reply.reply_id,
-            block_id=hint.id,
-            hint=hint.hint,
-            source=hint.source,
+            block_id=new_id(),
+            hint=text,
+            source=config.injection_source,
         )
 
     def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
