@@ -66,7 +66,7 @@ def _builder(cls: type[BaseModel], checked: bool = False) -> _Builder:
                 raise TypeError(f"{cls.__name__}.{name}: a factory taking data is not supported")
         elif _hashable(info.default):
             namespace[f"d{index}"] = info.default
-            items.append(f"{name!r}: v.get({name!r}, d{index})")
+            items.append(f"{name!r}: v[{name!r}] if {name!r} in v else d{index}")
             continue
         else:
             factory = functools.partial(copy.deepcopy, info.default)

@@ -241,8 +241,8 @@ def runtime_state_text(
     return config.template.replace("{runtime_state}", fields)
 
 
-_last_time: tuple[datetime, tzinfo | None, str, str] | None = None
-"""The last formatted time: its second, timezone and format, and the text."""
+_last_time: tuple[tuple[object, ...], tzinfo | None, str] = ((), None, "")
+"""The last formatted time: its second and format, its timezone, and the text."""
 
 
 def _formatted_time(now: datetime, time_format: str) -> str:
@@ -250,12 +250,13 @@ def _formatted_time(now: datetime, time_format: str) -> str:
     global _last_time
     if "%f" in time_format:
         return now.strftime(time_format)
-    second = now.replace(microsecond=0)
-    last = _last_time
-    if last is not None and last[0] == second and last[1] is now.tzinfo and last[2] == time_format:
-        return last[3]
+    key = (now.second, now.minute, now.hour, now.day, now.month, now.year, time_format)
+    last_key, last_zone, text = _last_time
+    # The zone by identity: zones equal by offset may still print different names (%Z).
+    if last_key == key and last_zone is now.tzinfo:
+        return text
     text = now.strftime(time_format)
-    _last_time = (second, now.tzinfo, time_format, text)
+    _last_time = (key, now.tzinfo, text)
     return text
 
 
