@@ -107,8 +107,8 @@ def _hashable(value: Any) -> bool:
 def trusted(cls: type[M], /, **values: Any) -> M:
     """Build `cls` from `values` without validating them.
 
-    The caller vouches that every value already has its field's type (a name the model does not
-    have is ignored): this is for values the caller made or took from validated models.
+    The caller vouches that every value already has its field's type (and that no name is
+    unknown): this is for values the caller made or took from validated models.
 
     Raises:
         TypeError: a required field is missing, or `cls` has private attributes, model
