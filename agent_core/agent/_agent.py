@@ -230,7 +230,8 @@ class Agent:
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
-        interrupted = parks = False
+        interrupted = False
+        last: AgentEvent | None = None
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
@@ -244,7 +245,7 @@ class Agent:
             async for event in events:
                 if isinstance(event, ExceedMaxItersEvent):
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
-                parks = isinstance(event, _PARKING)
+                last = event
                 yield event
         except asyncio.CancelledError:
             finished, interrupted = ReplyFinishedReason.INTERRUPTED, True
@@ -256,7 +257,7 @@ class Agent:
                 f"Not executed: the reply failed ({error.message})."
             ):
                 yield event
-        if parks:
+        if isinstance(last, _PARKING):  # the loop's last event parked the reply
             return
         trusted_set(self.state, "reply_context", trusted(ReplyContext))
         yield reply.emit(
