@@ -99,7 +99,17 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
 
 
 def _add_usage(msg: Msg, event: ModelCallEndEvent, find: Finder) -> None:
-    usage = msg.usage or trusted(Usage)
+    usage = msg.usage
+    if usage is None:  # the first call's usage: made whole at once
+        usage = trusted(
+            Usage,
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            cache_input_tokens=event.cache_input_tokens,
+            cache_creation_input_tokens=event.cache_creation_input_tokens,
+        )
+        trusted_set(msg, "usage", usage)
+        return
     trusted_set(usage, "input_tokens", usage.input_tokens + event.input_tokens)
     trusted_set(usage, "output_tokens", usage.output_tokens + event.output_tokens)
     trusted_set(usage, "cache_input_tokens", usage.cache_input_tokens + event.cache_input_tokens)

@@ -15,28 +15,17 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 M = TypeVar("M", bound=BaseModel)
 
-_Factory = tuple[str, Callable[[], Any]]
+_Builder = Callable[[dict[str, Any]], BaseModel]
 
-
-class _Plan(NamedTuple):
-    """How to fill one model's fields: a template in field order, then what it cannot hold."""
-
-    template: dict[str, Any]
-    """Every field, in order; hashable constant defaults filled in."""
-    factories: tuple[_Factory, ...]
-    """Fields whose default must be made fresh for each instance."""
-    required: frozenset[str]
-
-
-_plans: dict[type[BaseModel], _Plan] = {}
-_checked_plans: dict[type[BaseModel], _Plan] = {}
+_builders: dict[type[BaseModel], _Builder] = {}
+_checked_builders: dict[type[BaseModel], _Builder] = {}
 
 _new = object.__new__
 # The slots every pydantic model has, set through their descriptors: no attribute dispatch.
@@ -46,30 +35,65 @@ _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-def _plan(cls: type[BaseModel], checked: bool = False) -> _Plan:
+def _builder(cls: type[BaseModel], checked: bool = False) -> _Builder:
+    """Compile the function that fills `cls`'s fields from given values, defaults and factories.
+
+    One dict display in field order, each field taken from the values or else from its
+    default (a constant, or a factory called, or a deep copy of an unhashable default): no
+    template copy, no loop over factories, no check of the given names per instance.
+    """
     decorators = cls.__pydantic_decorators__
     validators = decorators.model_validators or decorators.field_validators
     if cls.__private_attributes__ or (validators and not checked):
         raise TypeError(f"{cls.__name__} cannot be built without validation")
-    template: dict[str, Any] = {}
-    factories: list[_Factory] = []
-    required: list[str] = []
-    for name, info in cls.model_fields.items():
-        template[name] = None
+    namespace: dict[str, Any] = {
+        "cls": cls,
+        "new": _new,
+        "set_dict": _set_dict,
+        "set_fields_set": _set_fields_set,
+        "set_extra": _set_extra,
+        "set_private": _set_private,
+        "missing": _missing,
+    }
+    items: list[str] = []
+    for index, (name, info) in enumerate(cls.model_fields.items()):
         factory = info.default_factory
+        if factory is None and info.default is PydanticUndefined:
+            items.append(f"{name!r}: v[{name!r}]")
+            continue
         if factory is not None:
             if info.default_factory_takes_validated_data:
                 raise TypeError(f"{cls.__name__}.{name}: a factory taking data is not supported")
-            factories.append((name, factory))  # type: ignore[arg-type]
-        elif info.default is PydanticUndefined:
-            required.append(name)
         elif _hashable(info.default):
-            template[name] = info.default
+            namespace[f"d{index}"] = info.default
+            items.append(f"{name!r}: v[{name!r}] if {name!r} in v else d{index}")
+            continue
         else:
-            factories.append((name, functools.partial(copy.deepcopy, info.default)))
-    plan = _Plan(template, tuple(factories), frozenset(required))
-    (_checked_plans if checked else _plans)[cls] = plan
-    return plan
+            factory = functools.partial(copy.deepcopy, info.default)
+        namespace[f"f{index}"] = factory
+        items.append(f"{name!r}: v[{name!r}] if {name!r} in v else f{index}()")
+    source = (
+        "def build(v):\n"
+        "    try:\n"
+        f"        data = {{{', '.join(items)}}}\n"
+        "    except KeyError as exc:\n"
+        "        raise missing(cls, exc) from None\n"
+        "    obj = new(cls)\n"
+        "    set_dict(obj, data)\n"
+        "    set_fields_set(obj, set(v))\n"
+        "    set_extra(obj, None)\n"
+        "    set_private(obj, None)\n"
+        "    return obj\n"
+    )
+    # The source holds nothing but the model's field names and references into `namespace`.
+    exec(source, namespace)
+    build: _Builder = namespace["build"]
+    (_checked_builders if checked else _builders)[cls] = build
+    return build
+
+
+def _missing(cls: type[BaseModel], exc: KeyError) -> TypeError:
+    return TypeError(f"{cls.__name__}: the required field {exc.args[0]!r} was not given")
 
 
 def _hashable(value: Any) -> bool:
@@ -90,7 +114,7 @@ def trusted(cls: type[M], /, **values: Any) -> M:
         TypeError: a required field is missing, or `cls` has private attributes, model
             validators or a data-taking default factory.
     """
-    return _build(cls, _plans.get(cls) or _plan(cls), values)
+    return (_builders.get(cls) or _builder(cls))(values)  # type: ignore[return-value]
 
 
 def trusted_checked(cls: type[M], /, **values: Any) -> M:
@@ -104,24 +128,8 @@ def trusted_checked(cls: type[M], /, **values: Any) -> M:
         TypeError: a required field is missing, or `cls` has private attributes or a
             data-taking default factory.
     """
-    return _build(cls, _checked_plans.get(cls) or _plan(cls, checked=True), values)
-
-
-def _build(cls: type[M], plan: _Plan, values: dict[str, Any]) -> M:
-    if not plan.required <= values.keys():
-        missing = sorted(plan.required - values.keys())[0]
-        raise TypeError(f"{cls.__name__}: the required field {missing!r} was not given")
-    data = plan.template.copy()
-    data.update(values)
-    for name, factory in plan.factories:
-        if name not in values:
-            data[name] = factory()
-    obj = _new(cls)
-    _set_dict(obj, data)
-    _set_fields_set(obj, set(values))
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
+    build = _checked_builders.get(cls) or _builder(cls, checked=True)
+    return build(values)  # type: ignore[return-value]
 
 
 def trusted_copy(obj: M, /, **update: Any) -> M:

@@ -14,7 +14,7 @@ from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
 from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
-from agent_core.agent._injection import InjectionConfig, runtime_state_hint
+from agent_core.agent._injection import InjectionConfig, runtime_state_text
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._restart import (
@@ -230,7 +230,8 @@ class Agent:
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
-        interrupted = parks = False
+        interrupted = False
+        last: AgentEvent | None = None
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
@@ -244,7 +245,7 @@ class Agent:
             async for event in events:
                 if isinstance(event, ExceedMaxItersEvent):
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
-                parks = isinstance(event, _PARKING)
+                last = event
                 yield event
         except asyncio.CancelledError:
             finished, interrupted = ReplyFinishedReason.INTERRUPTED, True
@@ -256,7 +257,7 @@ class Agent:
                 f"Not executed: the reply failed ({error.message})."
             ):
                 yield event
-        if parks:
+        if isinstance(last, _PARKING):  # the loop's last event parked the reply
             return
         trusted_set(self.state, "reply_context", trusted(ReplyContext))
         yield reply.emit(
@@ -480,17 +481,17 @@ class Agent:
             # hooks an extra time per reply would be visible to them, for a mere estimate.
             # Far below the threshold there is no context length to report.
             usage = measured.usage if measured is not None else self._measure_if_near()
-        hint = runtime_state_hint(
+        text = runtime_state_text(
             config, self.state, usage, self.context_config.compression_tool_enabled
         )
-        if hint is None:
+        if text is None:
             return None
         return trusted(
             HintBlockEvent,
             reply_id=reply.reply_id,
-            block_id=hint.id,
-            hint=hint.hint,
-            source=hint.source,
+            block_id=new_id(),
+            hint=text,
+            source=config.injection_source,
         )
 
     def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:

@@ -181,6 +181,23 @@ def runtime_state_hint(
         compression_tool_enabled: Whether the agent may compress its context itself.
         now: The current time (default: the wall clock in `config.timezone`).
     """
+    text = runtime_state_text(config, state, usage, compression_tool_enabled, now)
+    if text is None:
+        return None
+    return trusted(HintBlock, source=config.injection_source, hint=text)
+
+
+def runtime_state_text(
+    config: InjectionConfig,
+    state: AgentState,
+    usage: ContextUsage | None,
+    compression_tool_enabled: bool = False,
+    now: datetime | None = None,
+) -> str | None:
+    """The text of the hint `runtime_state_hint` makes, or None when it makes none.
+
+    For callers that build the hint's event rather than its block.
+    """
     if not config.inject_runtime_state:
         return None
     now = now or datetime.now(resolve_timezone(config.timezone))
@@ -191,7 +208,7 @@ def runtime_state_hint(
     last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
 
     if _time_is_stale(config, last_time_text, now):
-        injections["current-time"] = now.strftime(config.time_format)
+        injections["current-time"] = _formatted_time(now, config.time_format)
         injections["timezone"] = config.timezone
     if open_tasks and not aware_of_tasks:
         injections["tasks"] = (
@@ -221,11 +238,26 @@ def runtime_state_hint(
     injections.update(config.extra_fields)
     fields = "\n".join([f"<{key}>{value}</{key}>" for key, value in injections.items()])
     # replace, not format: other braces in the template stay as written
-    return trusted(
-        HintBlock,
-        source=config.injection_source,
-        hint=config.template.replace("{runtime_state}", fields),
-    )
+    return config.template.replace("{runtime_state}", fields)
+
+
+_last_time: tuple[tuple[object, ...], tzinfo | None, str] = ((), None, "")
+"""The last formatted time: its second and format, its timezone, and the text."""
+
+
+def _formatted_time(now: datetime, time_format: str) -> str:
+    """`now.strftime(time_format)`, reused within a second unless the format shows fractions."""
+    global _last_time
+    if "%f" in time_format:
+        return now.strftime(time_format)
+    key = (now.second, now.minute, now.hour, now.day, now.month, now.year, time_format)
+    last_key, last_zone, text = _last_time
+    # The zone by identity: zones equal by offset may still print different names (%Z).
+    if last_key == key and last_zone is now.tzinfo:
+        return text
+    text = now.strftime(time_format)
+    _last_time = (key, now.tzinfo, text)
+    return text
 
 
 def _scan(

@@ -74,8 +74,12 @@ class _Translator:
 
     def delta(self, chunk: ChatResponse) -> list[AgentEvent]:
         self.usage = chunk.usage or self.usage
+        content = chunk.content
+        if len(content) == 1:  # most deltas carry one block
+            block = content[0]
+            return self._piece(block, _fragment(block))
         events: list[AgentEvent] = []
-        for block in chunk.content:
+        for block in content:
             events += self._piece(block, _fragment(block))
         return events
 

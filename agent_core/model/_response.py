@@ -84,6 +84,9 @@ class _Block:
             self.audio.append(base64.b64decode(first.source.data))
 
     def add(self, delta: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock) -> None:
+        if type(delta) is TextBlock:  # most deltas: text adds its fragment, nothing else
+            self.parts.append(delta.text)
+            return
         if isinstance(delta, DataBlock):
             if self.audio and _is_audio(delta):
                 assert isinstance(delta.source, Base64Source)  # _is_audio checks it

@@ -197,3 +197,24 @@ async def test_injection_can_be_turned_off_or_kept_silent() -> None:
 def test_a_template_without_the_placeholder_is_refused() -> None:
     with pytest.raises(ValidationError, match="runtime_state"):
         InjectionConfig(template="<state/>")
+
+
+@pytest.mark.parametrize(
+    "time_format", ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S %Z", "%H:%M:%S.%f"]
+)
+def test_the_time_reads_as_strftime_for_every_zone_and_format_in_one_second(
+    time_format: str,
+) -> None:
+    """The formatted time is reused within a second: never across zones, formats or fractions."""
+    moments = [
+        NOW,
+        NOW.replace(microsecond=900_000),
+        NOW.astimezone(ZoneInfo("Asia/Shanghai")),
+        NOW.astimezone(ZoneInfo("Etc/GMT")),
+        NOW + timedelta(seconds=1),
+    ]
+    for now in moments:
+        config = InjectionConfig(time_format=time_format, timezone=str(now.tzinfo))
+        hint = runtime_state_hint(config, AgentState(), None, now=now)
+        assert hint is not None
+        assert f"<current-time>{now.strftime(time_format)}</current-time>" in str(hint.hint)
