@@ -8,8 +8,9 @@ does not load the client and everything it reaches.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from actors.client import InProcessDispatcher, MessagesPage, RuntimeClient, ray_dispatcher
@@ -38,8 +39,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'actors' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_names(__name__, _HOMES)

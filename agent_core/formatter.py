@@ -14,12 +14,12 @@ messages naming each speaker.
 
 from __future__ import annotations
 
-import importlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agent_core._lazy import lazy_names
 from agent_core.message import (
     Base64Source,
     DataBlock,
@@ -349,10 +349,7 @@ _PROVIDER_FORMATTERS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PROVIDER_FORMATTERS:
-        return getattr(importlib.import_module(_PROVIDER_FORMATTERS[name]), name)
-    raise AttributeError(f"module 'agent_core.formatter' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _PROVIDER_FORMATTERS)
 
 
 __all__ = [

@@ -6,8 +6,9 @@ are imported (see `serve.startup`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from actors.teams.store import SubAgentTemplate
@@ -34,7 +35,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _SOURCES:
-        raise AttributeError(f"module 'serve' has no attribute {name!r}")
-    return getattr(importlib.import_module(_SOURCES[name]), name)
+__getattr__ = lazy_names(__name__, _SOURCES)

@@ -9,9 +9,9 @@ the Docker policy from here and runs no workspace itself.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from workspaces.errors import (
     CorruptWorkspace,
     E2BUnavailable,
@@ -59,10 +59,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'workspaces' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

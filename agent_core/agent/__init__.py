@@ -7,9 +7,9 @@ configurations, such as a session host before it hosts a session, does not pay f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._injection import RUNTIME_STATE_SOURCE, InjectionConfig
 from agent_core.agent._tokens import ByteTokenCounter, CachedTokenCounter, TokenCounter
@@ -30,10 +30,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agent_core.agent' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

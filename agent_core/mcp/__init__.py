@@ -6,9 +6,9 @@ first use, so programs that never talk to an MCP server do not pay for it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from agent_core.mcp.config import HttpMCPConfig, MCPClientConfig, MCPConfig, StdioMCPConfig
 
 if TYPE_CHECKING:
@@ -22,10 +22,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agent_core.mcp' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

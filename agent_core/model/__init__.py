@@ -6,9 +6,9 @@ validator) loads on first use, so a process pays only for the providers it talks
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from agent_core.model._response import ChatResponse, ChatUsage, FinishedReason
 from agent_core.model.base import ChatModelBase, ToolChoice, ToolSchema, collect_response
 from agent_core.model.card import ModelCard
@@ -61,10 +61,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agent_core.model' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

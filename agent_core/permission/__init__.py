@@ -9,9 +9,9 @@ reads messages or states imports this package, and most never check a shell comm
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from agent_core.permission.engine import PermissionEngine
 from agent_core.permission.errors import InvalidRuleError, PermissionSystemError, ShellSyntaxError
 from agent_core.permission.paths import (
@@ -60,10 +60,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agent_core.permission' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

@@ -7,8 +7,9 @@ many processes handle tools or tool results without ever running a built-in one.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_core._lazy import lazy_names
 
 # `ToolChoice` belongs to the model interface; the spec imports it from the tool package.
 from agent_core.model.base import ToolChoice
@@ -47,10 +48,7 @@ _BUILTIN = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _BUILTIN:
-        return getattr(importlib.import_module("agent_core.tool.builtin"), name)
-    raise AttributeError(f"module 'agent_core.tool' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, dict.fromkeys(_BUILTIN, "agent_core.tool.builtin"))
 
 
 __all__ = [

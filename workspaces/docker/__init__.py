@@ -9,9 +9,9 @@ process that only reads the configuration does not pay for it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agent_core._lazy import lazy_names
 from workspaces.docker.policy import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 
 if TYPE_CHECKING:
@@ -30,10 +30,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'workspaces.docker' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

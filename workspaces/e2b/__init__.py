@@ -7,8 +7,9 @@ E2B SDK (slow to import) on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_core._lazy import lazy_names
 
 if TYPE_CHECKING:
     from workspaces.e2b.manager import E2BWorkspaceManager
@@ -22,10 +23,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'workspaces.e2b' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = ["AGENT_USER", "SANDBOX_WORKDIR", "E2BWorkspace", "E2BWorkspaceManager"]
