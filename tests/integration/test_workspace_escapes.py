@@ -28,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -83,6 +84,15 @@ def secret_env(listener: EmbeddedRedis) -> dict[str, str]:
     }
 
 
+def wait_for_environ(pid: int, needle: str, attempts: int = 500) -> bool:
+    """Whether process ``pid``'s environment comes to hold ``needle`` (polled, bounded)."""
+    for _ in range(attempts):
+        if needle in Path(f"/proc/{pid}/environ").read_text(errors="replace"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 @pytest.fixture(scope="module")
 def secret_holder(listener: EmbeddedRedis) -> Iterator[subprocess.Popen[bytes]]:
     """Another server-side process (a Ray worker, say) with the secrets in its environment."""
@@ -92,8 +102,9 @@ def secret_holder(listener: EmbeddedRedis) -> Iterator[subprocess.Popen[bytes]]:
         env={**os.environ, **secret_env(listener)},
     )
     assert holder.stdin is not None
-    # Its environment really holds the secret: a leak would show.
-    assert SECRET in Path(f"/proc/{holder.pid}/environ").read_text(errors="replace")
+    # Its environment really holds the secret: a leak would show. Until the child has
+    # exec'd, /proc/PID/environ can read empty, so wait for it to say so.
+    assert wait_for_environ(holder.pid, SECRET), "the holder's environment never showed the secret"
     yield holder
     holder.stdin.close()
     holder.wait(timeout=30)
