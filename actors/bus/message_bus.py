@@ -20,6 +20,7 @@ from actors.bus.generation import UNFENCED, guard
 from actors.bus.items import InboxItem, UnreadableItem, read_item
 from actors.bus.keys import DEFAULT_KEY_PREFIX, Keys
 from actors.bus.redis_connect import RedisOwner
+from actors.bus.script_batch import ScriptCall, run_scripts
 from actors.errors import InboxFull, SessionFenced, StaleGeneration
 from agent_core.event import AgentEvent, event_to_json
 
@@ -203,28 +204,28 @@ class RedisMessageBus(RedisOwner):
         Raises:
             StaleGeneration: a newer server started on this Redis.
         """
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for session_id, item in deliveries:
-                keys = [
-                    self.keys.inbox(session_id),
-                    self.keys.inbox_seen(session_id),
-                    self.keys.inboxes(),
-                    self.keys.background(session_id),
-                    self.keys.generation(),
-                ]
-                args = [
-                    item.item_id,
-                    self.inbox_maxlen,
-                    item.model_dump_json(),
-                    session_id,
-                    self.generation,
-                ]
-                await self._deliver(keys=keys, args=args, client=pipe)
-            try:
-                results = await pipe.execute()
-            except ResponseError as exc:
-                _raise_refusal(exc, "an inbox")
-                raise
+        calls: list[ScriptCall] = []
+        for session_id, item in deliveries:
+            keys = [
+                self.keys.inbox(session_id),
+                self.keys.inbox_seen(session_id),
+                self.keys.inboxes(),
+                self.keys.background(session_id),
+                self.keys.generation(),
+            ]
+            args = [
+                item.item_id,
+                self.inbox_maxlen,
+                item.model_dump_json(),
+                session_id,
+                self.generation,
+            ]
+            calls.append((self._deliver, keys, args))
+        results = await run_scripts(self.redis, calls)
+        for result in results:
+            if isinstance(result, ResponseError):
+                _raise_refusal(result, "an inbox")
+                raise result
         return [result is not None for result in results]
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:

@@ -18,8 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from actors.bus.keys import Keys
+from actors.bus.script_batch import run_scripts
 
 DEDICATED = "dedicated"
 """The placement of a session that runs in an actor of its own."""
@@ -181,10 +183,11 @@ class HostPlacement:
         """Release every session `host` held (it restarted empty, or its node is gone)."""
         sessions = await self.sessions_of(host)
         keys = [self._keys.session_placement(), self._keys.host_sessions(host)]
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for session_id in sessions:
-                await self._release(keys=keys, args=[session_id, host], client=pipe)
-            await pipe.execute()
+        for result in await run_scripts(
+            self._redis, [(self._release, keys, [session_id, host]) for session_id in sessions]
+        ):
+            if isinstance(result, ResponseError):
+                raise result
         return sessions
 
     async def forget(self, session_id: str) -> None:
