@@ -4,8 +4,9 @@ Each module is imported in a fresh interpreter, as a Ray worker does when it sta
 and the modules it loaded are checked: no HTTP layer, no command-line toolkits, no model
 provider, no SDK of a workspace backend or of MCP, no scheduler, no tracing SDK and no runtime
 client until something uses it. A session host also leaves the agent loop, the built-in tools,
-the toolkit, the permission engine, the schedule service and the workspace host to its first
-session (it reaches workspaces through workspace actors), and the cipher to its first secret.
+the toolkit, the middleware interface, the permission engine, the schedule service and the
+workspace host to its first session (it reaches workspaces through workspace actors), and the
+cipher to its first secret.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ FIRST_SESSION = (
     "agent_core.skill.viewer",
     "agent_core.permission.bash",
     "agent_core.permission.engine",
+    "agent_core.middleware",
     "actors.workspaces.host",
     "actors.workspaces.backends",
     "workspaces.local",
