@@ -54,19 +54,12 @@ class RuntimeParts(Generic[D]):
         return ScheduleStore(self.redis, self.keys)
 
 
-def wire(
-    settings: RuntimeSettings, dispatcher: Callable[[Redis], D], *, check_key: bool = True
-) -> RuntimeParts[D]:
+def wire(settings: RuntimeSettings, dispatcher: Callable[[Redis], D]) -> RuntimeParts[D]:
     """Connect to the deployment's Redis and build the parts of one process on it.
 
     `dispatcher` builds what wakes sessions, given the parts' connection (Ray actors share it;
     a dispatcher built beforehand ignores it). The deployment's extra credential types are
-    registered first, so every record the parts read parses. Actors started with settings
-    their starter checked pass `check_key=False`: the secret key (and the cipher) is then
-    loaded when a secret is first sealed or opened (see `RedisStorage`).
-
-    Raises:
-        SecretKeyError: the secret key is malformed (with `check_key`).
+    registered first, so every record the parts read parses.
     """
     register_credential_types(settings.credential_types)
     redis = connect(settings.redis_url)
@@ -83,9 +76,7 @@ def wire(
         settings=settings,
         redis=redis,
         keys=keys,
-        storage=RedisStorage(
-            redis, keys, settings.secret_key, generation=settings.generation, check_key=check_key
-        ),
+        storage=RedisStorage(redis, keys, settings.secret_key, generation=settings.generation),
         bus=bus,
         dispatcher=dispatch,
         mailbox=Mailbox(bus, dispatch),

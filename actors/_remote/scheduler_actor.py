@@ -31,9 +31,7 @@ class SchedulerActor:
 
     def __init__(self, settings: dict[str, Any], misfire_grace: float) -> None:
         self._settings = RuntimeSettings.model_validate(settings)
-        parts = wire(
-            self._settings, functools.partial(RayDispatcher, self._settings), check_key=False
-        )
+        parts = wire(self._settings, functools.partial(RayDispatcher, self._settings))
         self._scheduler = Scheduler(parts.schedule_store(), parts.mailbox, misfire_grace)
         ray.get_runtime_context().current_actor.start.remote()
 

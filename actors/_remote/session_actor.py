@@ -60,9 +60,7 @@ class SessionActor:
         self._extensions = AgentExtensions(
             self._settings.agent_middlewares, self._settings.agent_tools
         )
-        parts = wire(
-            self._settings, functools.partial(RayDispatcher, self._settings), check_key=False
-        )
+        parts = wire(self._settings, functools.partial(RayDispatcher, self._settings))
         self._keys = parts.keys
         self._redis = parts.redis
         self._storage = parts.storage

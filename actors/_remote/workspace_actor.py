@@ -42,7 +42,7 @@ class WorkspaceActor:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         parsed = RuntimeSettings.model_validate(settings)
-        mailbox = wire(parsed, functools.partial(RayDispatcher, parsed), check_key=False).mailbox
+        mailbox = wire(parsed, functools.partial(RayDispatcher, parsed)).mailbox
 
         async def deliver(
             session_id: str, call: ToolCallBlock, text: str, state: ToolResultState

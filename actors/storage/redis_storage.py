@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
@@ -21,6 +21,7 @@ from actors.errors import (
     NotFound,
     SessionNotFound,
 )
+from actors.storage.crypto import SecretBox
 from actors.storage.records import (
     AgentData,
     AgentRecord,
@@ -34,9 +35,6 @@ from agent_core._ids import now_iso
 from agent_core.credential import Credential
 from agent_core.message import Msg
 from agent_core.state import AgentState
-
-if TYPE_CHECKING:
-    from actors.storage.crypto import SecretBox
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -57,8 +55,7 @@ class RedisStorage(RedisOwner):
     `create_app(storage=...)` connects every process to.
 
     Raises:
-        SecretKeyError: `secret_key` is malformed (checked now, or by `secrets` without
-            `check_key`).
+        SecretKeyError: `secret_key` is malformed.
     """
 
     def __init__(
@@ -72,7 +69,6 @@ class RedisStorage(RedisOwner):
         db: int = 0,
         password: str | None = None,
         generation: int = UNFENCED,
-        check_key: bool = True,
     ) -> None:
         """Use `redis` (None: connect to `host:port/db`) under the layout of `keys`.
 
@@ -85,31 +81,18 @@ class RedisStorage(RedisOwner):
             db: Redis database index, when `redis` is None.
             password: Redis password, when `redis` is None.
             generation: The cluster generation the owner's writes carry.
-            check_key: Check `secret_key` now; False leaves it (and loading the cipher) to
-                the first secret sealed or opened, for a process whose settings the process
-                that started it has checked.
         """
         super().__init__(redis, host, port, db, password)
         self.keys = keys or Keys(DEFAULT_KEY_PREFIX)
         self.secret_key = secret_key
-        self._box: SecretBox | None = None
-        if check_key and secret_key:
-            from actors.storage.crypto import SecretBox
-
-            self._box = SecretBox(secret_key)
+        self._box = SecretBox(secret_key) if secret_key else None
         self._committer = Committer(self.redis, self.keys, 0, generation)
         self._session_reads = GroupedCalls(self._read_sessions)
         self._load_state = self.redis.register_script(LOAD)
 
     async def secrets(self) -> SecretBox:
-        """The deployment's `SecretBox` (its generated key is fetched on first use).
-
-        Raises:
-            SecretKeyError: the configured key is malformed.
-        """
+        """The deployment's `SecretBox` (its generated key is fetched on first use)."""
         if self._box is None:
-            from actors.storage.crypto import SecretBox
-
             self._box = await SecretBox.for_deployment(self.redis, self.keys, self.secret_key)
         return self._box
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from cryptography.fernet import Fernet
 
 FORBIDDEN = (
     "serve",
@@ -97,19 +98,22 @@ def test_messages_and_records_load_no_shell_analysis_or_tools() -> None:
 
 def test_a_session_host_loads_the_cipher_with_its_first_secret() -> None:
     assert loaded_after_import("actors._remote.session_actor", ("cryptography.fernet",)) == set()
+    key = Fernet.generate_key()
+    token = Fernet(key).encrypt(b"sk-secret").decode()
     code = (
-        "import asyncio, base64, os, sys\n"
+        "import asyncio, sys\n"
         "from actors.storage.redis_storage import RedisStorage\n"
-        "key = base64.urlsafe_b64encode(os.urandom(32)).decode()  # a Fernet key\n"
-        "storage = RedisStorage(secret_key=key, check_key=False)\n"
+        f"storage = RedisStorage(secret_key={key.decode()!r})\n"
+        "box = asyncio.run(storage.secrets())\n"
+        "box.verify('download', b'message', box.sign('download', b'message'))\n"
         "before = 'cryptography.fernet' in sys.modules\n"
-        "asyncio.run(storage.secrets())\n"
-        "print(before, 'cryptography.fernet' in sys.modules)\n"
+        f"opened = box.decrypt({token!r})\n"
+        "print(before, 'cryptography.fernet' in sys.modules, opened)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
     ).stdout
-    assert out.split() == ["False", "True"]
+    assert out.split() == ["False", "True", "sk-secret"]
 
 
 def test_a_provider_loads_on_first_use() -> None:
