@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_core.errors import MCPError
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
-from agent_core.skill import Skill, SkillViewer, skills_prompt_fragment
+from agent_core.skill import Skill, skills_prompt_fragment
 from agent_core.tool import ToolBase
 from agent_core.tool.execution import ToolExecutor
 
@@ -292,6 +292,9 @@ class WorkspaceBase(ABC):
                 log.warning("MCP server %r left out: %s", status.config.name, status.error)
             tools.extend(mcp_tools)
         if skills:
+            # The viewer is a tool: processes reading this module's result models never load it.
+            from agent_core.skill import SkillViewer
+
             tools.append(SkillViewer(skills))
         return tools
 

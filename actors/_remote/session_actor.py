@@ -19,7 +19,6 @@ from redis.asyncio import Redis
 from actors.bus.redis_connect import connect
 from actors.errors import SessionUnavailable
 from actors.ops import metrics
-from actors.schedules.service import ScheduleService
 from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hosts import SessionHosts, session_actor_name
 from actors.sessions.placement import DEDICATED
@@ -29,6 +28,7 @@ from actors.workspaces.ray_service import RayWorkspaceService
 from actors.workspaces.session_workspaces import SessionWorkspaces
 
 if TYPE_CHECKING:
+    from actors.schedules.service import ScheduleService
     from actors.sessions.runtime import SessionRuntime
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,8 @@ class SessionActor:
         self._placement = self._dispatcher.hosts.placement
         self._mailbox = parts.mailbox
         self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
-        self._schedules = ScheduleService.build(parts)
+        self._parts = parts
+        self._schedules: ScheduleService | None = None
         self._runtimes: dict[str, SessionRuntime] = {}
         self._name = ray.get_runtime_context().get_actor_name() or "session-host"
         self._last_active: dict[str, float] = {}
@@ -113,9 +114,14 @@ class SessionActor:
     def _runtime(self, session_id: str) -> SessionRuntime:
         runtime = self._runtimes.get(session_id)
         if runtime is None:
-            # The agent loop loads with the first session hosted: a pre-warmed host (or a
-            # workspace actor importing the dispatcher) does not carry it in memory until then.
+            # The agent loop and the schedule service load with the first session hosted: a
+            # pre-warmed host (or a workspace actor importing the dispatcher) does not carry
+            # them in memory until then.
+            from actors.schedules.service import ScheduleService
             from actors.sessions.runtime import SessionRuntime
+
+            if self._schedules is None:
+                self._schedules = ScheduleService.build(self._parts)
 
             runtime = self._runtimes[session_id] = SessionRuntime(
                 session_id,

@@ -14,23 +14,15 @@ troupe_tool_seconds     histogram  tool       one tool call's execution
 ======================  =========  =========  ==============================================
 
 Each process creates the metrics once, on first use; recording is a no-op outside Ray.
+`MetricsMiddleware` (in `actors.ops.metrics_middleware`) records the reply and tool latencies.
 """
 
 from __future__ import annotations
 
 import functools
-import time
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
 
 import ray
 from ray.util.metrics import Counter, Gauge, Histogram
-
-from agent_core.event import AgentEvent
-from agent_core.middleware import EventHandler, MiddlewareBase
-
-if TYPE_CHECKING:
-    from agent_core.agent import Agent
 
 _SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
 _DEPTH = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
@@ -93,33 +85,13 @@ def inbox_read(depth: int) -> None:
         _depth().observe(depth)
 
 
-async def _timed(
-    handler: EventHandler, input_kwargs: dict[str, Any], observe: Callable[[float], None]
-) -> AsyncIterator[AgentEvent]:
-    """Pass `handler`'s events through, then `observe` the seconds it took (failures included)."""
-    started = time.monotonic()
-    try:
-        async for event in handler(**input_kwargs):
-            yield event
-    finally:
-        if _on():
-            observe(time.monotonic() - started)
+def reply_took(seconds: float) -> None:
+    """Record one reply's latency."""
+    if _on():
+        _replies().observe(seconds)
 
 
-class MetricsMiddleware(MiddlewareBase):
-    """Times every reply and tool call of the agent it wraps (`troupe_*_seconds`)."""
-
-    def on_reply(
-        self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
-    ) -> AsyncIterator[AgentEvent]:
-        """Time the reply, parked and failed ones included."""
-        return _timed(next_handler, input_kwargs, lambda seconds: _replies().observe(seconds))
-
-    def on_acting(
-        self, agent: Agent, input_kwargs: dict[str, Any], next_handler: EventHandler
-    ) -> AsyncIterator[AgentEvent]:
-        """Time the tool call, tagged with the tool's name."""
-        tags = {"tool": input_kwargs["tool_call"].name}
-        return _timed(
-            next_handler, input_kwargs, lambda seconds: _tools().observe(seconds, tags=tags)
-        )
+def tool_took(tool: str, seconds: float) -> None:
+    """Record one call of `tool`'s latency."""
+    if _on():
+        _tools().observe(seconds, tags={"tool": tool})

@@ -21,14 +21,17 @@ import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from actors.workspaces.session_workspaces import WorkspaceHandle
 from agent_core.credential import CredentialBase, register_credential
-from agent_core.middleware import MiddlewareBase
 from agent_core.tool import ToolBase
 
-AgentMiddlewareFactory = Callable[..., Awaitable[list[MiddlewareBase]]]
+if TYPE_CHECKING:
+    # The middleware interface loads with the agent loop, not where extensions are configured.
+    from agent_core.middleware import MiddlewareBase
+
+AgentMiddlewareFactory = Callable[..., Awaitable[list["MiddlewareBase"]]]
 """`async (user_id, agent_id, session_id[, workspace]) -> list[MiddlewareBase]`."""
 AgentToolFactory = Callable[[str, str, str], Awaitable[list[ToolBase]]]
 """`async (user_id, agent_id, session_id) -> list[ToolBase]`."""

@@ -25,7 +25,8 @@ from actors.bus.items import ChatItem, HintItem, InboxItem
 from actors.bus.mailbox import Mailbox
 from actors.bus.outage import OUTAGE_ERRORS, ride_out
 from actors.errors import SessionFenced
-from actors.ops.metrics import MetricsMiddleware, inbox_read
+from actors.ops.metrics import inbox_read
+from actors.ops.metrics_middleware import MetricsMiddleware
 from actors.ops.tracing import continued
 from actors.schedules.tools import ScheduleContext
 from actors.sessions.background_calls import BackgroundCalls, settle_orphans

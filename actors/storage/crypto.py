@@ -17,15 +17,18 @@ import base64
 import hashlib
 import hmac
 import logging
+import os
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys
 from actors.errors import SecretKeyError
 from agent_core.credential import CredentialBase
+
+if TYPE_CHECKING:
+    from cryptography.fernet import MultiFernet
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,17 @@ GENERATED_KEY_WARNING = (
     "(fine for development; set TROUPE_SECRET_KEY in production)"
 )
 
+_MALFORMED_KEY = (
+    "the secret key must be one or more comma-separated Fernet keys "
+    "(32 url-safe base64-encoded bytes)"
+)
+
 C = TypeVar("C", bound=CredentialBase)
+
+
+def generate_key() -> bytes:
+    """Return a new Fernet key (32 random bytes, url-safe base64-encoded, as Fernet makes)."""
+    return base64.urlsafe_b64encode(os.urandom(32))
 
 
 class SecretBox:
@@ -48,15 +61,12 @@ class SecretBox:
     """
 
     def __init__(self, secret_key: str) -> None:
-        keys = [k.strip() for k in secret_key.split(",") if k.strip()]
-        try:
-            self._fernet = MultiFernet([Fernet(k) for k in keys])
-            self._raw_keys = [base64.urlsafe_b64decode(k) for k in keys]
-        except ValueError as exc:  # the message never includes the key
-            raise SecretKeyError(
-                "the secret key must be one or more comma-separated Fernet keys "
-                "(32 url-safe base64-encoded bytes)"
-            ) from exc
+        self._raw_keys = [_raw_key(k.strip()) for k in secret_key.split(",") if k.strip()]
+        if not self._raw_keys:
+            raise SecretKeyError(_MALFORMED_KEY)
+        # Built with the first secret encrypted or decrypted: a process that only signs, or
+        # holds no secret yet, does not load the cipher.
+        self._fernet: MultiFernet | None = None
 
     @classmethod
     async def for_deployment(cls, redis: Redis, keys: Keys, secret_key: str | None) -> SecretBox:
@@ -68,7 +78,7 @@ class SecretBox:
         if secret_key:
             return cls(secret_key)
         # NX: of several replicas starting at once, the first one's key wins for all.
-        created = await redis.set(keys.secret_key(), Fernet.generate_key(), nx=True)
+        created = await redis.set(keys.secret_key(), generate_key(), nx=True)
         stored = await redis.get(keys.secret_key())
         if created:
             # Only where the key is made: every session process opens the box, and `troupe
@@ -78,7 +88,7 @@ class SecretBox:
 
     def encrypt(self, plaintext: str) -> str:
         """Return the token of `plaintext`."""
-        return self._fernet.encrypt(plaintext.encode()).decode()
+        return self._cipher().encrypt(plaintext.encode()).decode()
 
     def decrypt(self, token: str) -> str:
         """Return the plaintext of `token`.
@@ -86,8 +96,10 @@ class SecretBox:
         Raises:
             SecretKeyError: no configured key decrypts it (the key changed, or data is corrupt).
         """
+        from cryptography.fernet import InvalidToken
+
         try:
-            return self._fernet.decrypt(token.encode()).decode()
+            return self._cipher().decrypt(token.encode()).decode()
         except InvalidToken as exc:
             raise SecretKeyError(
                 "a stored secret cannot be decrypted with the configured secret key "
@@ -118,6 +130,15 @@ class SecretBox:
         """
         return self._map_secrets(credential, self.decrypt)
 
+    def _cipher(self) -> MultiFernet:
+        if self._fernet is None:
+            from cryptography.fernet import Fernet, MultiFernet
+
+            self._fernet = MultiFernet(
+                [Fernet(base64.urlsafe_b64encode(key)) for key in self._raw_keys]
+            )
+        return self._fernet
+
     @staticmethod
     def _map_secrets(credential: C, transform: Callable[[str], str]) -> C:
         update = {
@@ -131,3 +152,19 @@ class SecretBox:
 def _mac(key: bytes, purpose: str, message: bytes) -> bytes:
     derived = hmac.new(key, f"troupe:{purpose}".encode(), hashlib.sha256).digest()
     return hmac.new(derived, message, hashlib.sha256).digest()
+
+
+def _raw_key(key: str) -> bytes:
+    """The 32 bytes of the Fernet key `key`, checked as `Fernet` checks it.
+
+    Raises:
+        SecretKeyError: `key` is not 32 url-safe base64-encoded bytes (the message never
+            includes the key).
+    """
+    try:
+        raw = base64.urlsafe_b64decode(key)
+    except ValueError as exc:  # binascii.Error, or a str that is not ASCII
+        raise SecretKeyError(_MALFORMED_KEY) from exc
+    if len(raw) != 32:
+        raise SecretKeyError(_MALFORMED_KEY)
+    return raw

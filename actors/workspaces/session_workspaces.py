@@ -31,7 +31,6 @@ from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolCallBlock, ToolResultBlock
 from agent_core.permission import PermissionContext
 from agent_core.permission.types import AdditionalWorkingDirectory
-from agent_core.skill import SkillViewer
 from agent_core.tool import ToolBase, ToolChunk
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 from workspaces import DirectoryListing, InstalledSkill, MCPStatus
@@ -268,6 +267,8 @@ def session_kit(
             for entry in view.mcp_tools
         )
     if view.skills:
+        from agent_core.skill import SkillViewer
+
         tools.append(SkillViewer(view.skills))
     return SessionKit(view, WorkspaceOffloader(service, request), tools)
 

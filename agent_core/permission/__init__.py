@@ -3,8 +3,9 @@
 `PermissionEngine` decides each tool call from a `PermissionContext`; the `bash_*` and `file_*`
 functions are the permission hooks the built-in tools call (see `bash` and `paths`).
 
-The Bash analysis (a shell parser and command tables) loads on first use: every process that
-reads messages or states imports this package, and most never check a shell command.
+The types load eagerly; the engine, the rules, the path checks and the Bash analysis (a shell
+parser and command tables) load on first use: every process that reads messages or states
+imports this package, and most never decide a tool call.
 """
 
 from __future__ import annotations
@@ -12,19 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_core._lazy import lazy_names
-from agent_core.permission.engine import PermissionEngine
 from agent_core.permission.errors import InvalidRuleError, PermissionSystemError, ShellSyntaxError
-from agent_core.permission.paths import (
-    dangerous_path_reason,
-    file_match_rule,
-    file_read_paths,
-    file_rule_subjects,
-    file_suggestions,
-    file_write_permission,
-    glob_match,
-    is_inside,
-)
-from agent_core.permission.rules import ReadPaths, RuleSubjects
 from agent_core.permission.types import (
     AdditionalWorkingDirectory,
     PermissionBehavior,
@@ -46,6 +35,19 @@ if TYPE_CHECKING:
         bash_suggestions,
         is_read_only,
     )
+    from agent_core.permission.engine import PermissionEngine
+    from agent_core.permission.paths import (
+        dangerous_path_reason,
+        file_match_rule,
+        file_read_paths,
+        file_rule_subjects,
+        file_suggestions,
+        file_write_permission,
+        glob_match,
+        is_inside,
+    )
+    from agent_core.permission.rules import ReadPaths, RuleSubjects
+
 
 _LAZY = {
     "BashAnalysis": "agent_core.permission.bash",
@@ -57,6 +59,17 @@ _LAZY = {
     "bash_rule_subjects": "agent_core.permission.bash",
     "bash_suggestions": "agent_core.permission.bash",
     "is_read_only": "agent_core.permission.bash",
+    "PermissionEngine": "agent_core.permission.engine",
+    "dangerous_path_reason": "agent_core.permission.paths",
+    "file_match_rule": "agent_core.permission.paths",
+    "file_read_paths": "agent_core.permission.paths",
+    "file_rule_subjects": "agent_core.permission.paths",
+    "file_suggestions": "agent_core.permission.paths",
+    "file_write_permission": "agent_core.permission.paths",
+    "glob_match": "agent_core.permission.paths",
+    "is_inside": "agent_core.permission.paths",
+    "ReadPaths": "agent_core.permission.rules",
+    "RuleSubjects": "agent_core.permission.rules",
 }
 
 

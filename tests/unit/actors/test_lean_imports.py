@@ -3,8 +3,10 @@
 Each module is imported in a fresh interpreter, as a Ray worker does when it starts an actor,
 and the modules it loaded are checked: no HTTP layer, no command-line toolkits, no model
 provider, no SDK of a workspace backend or of MCP, no scheduler, no tracing SDK and no runtime
-client until something uses it. A session host also leaves the agent loop, the built-in tools
-and the workspace host to its first session (it reaches workspaces through workspace actors).
+client until something uses it. A session host also leaves the agent loop, the built-in tools,
+the toolkit, the middleware interface, the permission engine, the schedule service and the
+workspace host to its first session (it reaches workspaces through workspace actors), and the
+cipher to its first secret.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from cryptography.fernet import Fernet
 
 FORBIDDEN = (
     "serve",
@@ -70,9 +73,15 @@ def test_an_actor_module_loads_no_cli_provider_or_backend_sdk(module: str) -> No
 
 FIRST_SESSION = (
     "actors.sessions.runtime",
+    "actors.schedules.service",
+    "actors.inprocess",
     "agent_core.agent._agent",
     "agent_core.tool.builtin",
+    "agent_core.tool.toolkit",
+    "agent_core.skill.viewer",
     "agent_core.permission.bash",
+    "agent_core.permission.engine",
+    "agent_core.middleware",
     "actors.workspaces.host",
     "actors.workspaces.backends",
     "workspaces.local",
@@ -85,6 +94,26 @@ def test_a_session_host_loads_the_agent_loop_and_tools_with_its_first_session() 
 
 def test_messages_and_records_load_no_shell_analysis_or_tools() -> None:
     assert loaded_after_import("actors.storage.records", FIRST_SESSION) == set()
+
+
+def test_a_session_host_loads_the_cipher_with_its_first_secret() -> None:
+    assert loaded_after_import("actors._remote.session_actor", ("cryptography.fernet",)) == set()
+    key = Fernet.generate_key()
+    token = Fernet(key).encrypt(b"sk-secret").decode()
+    code = (
+        "import asyncio, sys\n"
+        "from actors.storage.redis_storage import RedisStorage\n"
+        f"storage = RedisStorage(secret_key={key.decode()!r})\n"
+        "box = asyncio.run(storage.secrets())\n"
+        "box.verify('download', b'message', box.sign('download', b'message'))\n"
+        "before = 'cryptography.fernet' in sys.modules\n"
+        f"opened = box.decrypt({token!r})\n"
+        "print(before, 'cryptography.fernet' in sys.modules, opened)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+    ).stdout
+    assert out.split() == ["False", "True", "sk-secret"]
 
 
 def test_a_provider_loads_on_first_use() -> None:
