@@ -60,5 +60,7 @@ async def test_an_error_reply_is_returned_in_its_place(client: Redis) -> None:
 
     results = await run_scripts(client, [(incr, ["a"], [1]), (fail, [], ["x"]), (incr, ["a"], [1])])
 
-    assert results[0] == 1 and results[2] == 2
-    assert isinstance(results[1], ResponseError) and "REFUSED x" in str(results[1])
+    assert results[0] == 1
+    assert results[2] == 2
+    assert isinstance(results[1], ResponseError)
+    assert "REFUSED x" in str(results[1])
