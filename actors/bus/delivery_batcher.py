@@ -11,7 +11,6 @@ from __future__ import annotations
 from actors.bus.grouped_calls import GroupedCalls
 from actors.bus.items import InboxItem
 from actors.bus.mailbox import Mailbox
-from actors.errors import InboxFull
 from actors.ops.tracing import stamped
 
 
@@ -31,5 +30,4 @@ class DeliveryBatcher:
         """
         # Stamped here: the round runs in a task of its own, outside the sender's trace.
         if not await self._rounds((session_id, stamped(item))):
-            bound = self._mailbox.bus.inbox_maxlen
-            raise InboxFull(f"inbox of session {session_id} is full ({bound} unconsumed items)")
+            raise self._mailbox.bus.inbox_full(session_id)

@@ -175,6 +175,22 @@ class RedisMessageBus(RedisOwner):
             raise
 
     # inbox
+    def inbox_full(self, session_id: str) -> InboxFull:
+        """The error of a delivery the session's full inbox refused."""
+        return InboxFull(
+            f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
+        )
+
+    def _delivery(self, session_id: str, item: InboxItem) -> tuple[list[str], list[object]]:
+        """The deliver script's keys and arguments for `item` (the generation's excluded)."""
+        keys = [
+            self.keys.inbox(session_id),
+            self.keys.inbox_seen(session_id),
+            self.keys.inboxes(),
+            self.keys.background(session_id),
+        ]
+        return keys, [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+
     async def put(self, session_id: str, item: InboxItem) -> str | None:
         """Append `item` to the session's inbox; return its stream id (None if a duplicate).
 
@@ -182,18 +198,9 @@ class RedisMessageBus(RedisOwner):
             InboxFull: the inbox holds `inbox_maxlen` unconsumed items.
             StaleGeneration: a newer server started on this Redis.
         """
-        keys = [
-            self.keys.inbox(session_id),
-            self.keys.inbox_seen(session_id),
-            self.keys.inboxes(),
-            self.keys.background(session_id),
-        ]
-        args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
-        result = await self._fenced(self._deliver, keys, args)
+        result = await self._fenced(self._deliver, *self._delivery(session_id, item))
         if result is None:
-            raise InboxFull(
-                f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
-            )
+            raise self.inbox_full(session_id)
         return _text(result) or None
 
     async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
@@ -206,21 +213,8 @@ class RedisMessageBus(RedisOwner):
         """
         calls: list[ScriptCall] = []
         for session_id, item in deliveries:
-            keys = [
-                self.keys.inbox(session_id),
-                self.keys.inbox_seen(session_id),
-                self.keys.inboxes(),
-                self.keys.background(session_id),
-                self.keys.generation(),
-            ]
-            args = [
-                item.item_id,
-                self.inbox_maxlen,
-                item.model_dump_json(),
-                session_id,
-                self.generation,
-            ]
-            calls.append((self._deliver, keys, args))
+            keys, args = self._delivery(session_id, item)
+            calls.append((self._deliver, [*keys, self.keys.generation()], [*args, self.generation]))
         results = await run_scripts(self.redis, calls)
         for result in results:
             if isinstance(result, ResponseError):
