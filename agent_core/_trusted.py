@@ -169,19 +169,20 @@ def trusted_checked(cls: type[M], /, **values: Any) -> M:
     return build(values)  # type: ignore[return-value]
 
 
-def trusted_maker(cls: type[M], /, *names: str) -> Callable[..., M]:
+def trusted_maker(cls: type[M], /, *names: str, checked: bool = False) -> Callable[..., M]:
     """Compile a builder of `cls` taking exactly the fields `names`, as keyword arguments.
 
     `trusted` for a call site that always gives the same fields: `make = trusted_maker(Event,
     "reply_id", "delta")`, then `make(reply_id=..., delta=...)` builds what `trusted(Event,
     reply_id=..., delta=...)` builds, without the keyword dict, the look-up of the builder and
-    the per-field checks of what was given. The caller vouches for the values as for `trusted`.
+    the per-field checks of what was given. The caller vouches for the values as for `trusted`
+    (with `checked`, as for `trusted_checked`: for a model with validators).
 
     Raises:
         TypeError: a name is not a field of `cls`, a required field is not among `names`, or
-            `cls` cannot be built without validation (as for `trusted`).
+            `cls` cannot be built without validation (as for `trusted` or `trusted_checked`).
     """
-    _check(cls, checked=False)
+    _check(cls, checked)
     unknown = set(names) - set(cls.model_fields)
     if unknown:
         raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")

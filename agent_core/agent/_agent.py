@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import NamedTuple
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted_checked, trusted_maker, trusted_set
+from agent_core._trusted import trusted_maker, trusted_set
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -71,6 +71,7 @@ _reply_end = trusted_maker(ReplyEndEvent, "reply_id", "session_id", "finished_re
 _reply_context = trusted_maker(ReplyContext, "reply_id")
 _no_reply_context = trusted_maker(ReplyContext)
 _hint_event = trusted_maker(HintBlockEvent, "reply_id", "block_id", "hint", "source")
+_reply_msg = trusted_maker(Msg, "name", "role", "content", "id", "created_at", checked=True)
 
 
 class _Measured(NamedTuple):
@@ -221,8 +222,7 @@ class Agent:
                 await self.observe(inputs)  # type: ignore[arg-type]
             start = _reply_start(reply_id=new_id(), session_id=sid, name=self.name)
             # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
-            msg = trusted_checked(
-                Msg,
+            msg = _reply_msg(
                 name=self.name,
                 role="assistant",
                 content=[],
