@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agent_core._trusted import trusted, trusted_set
+from agent_core._trusted import trusted_maker, trusted_set
 from agent_core.errors import FoldError
 from agent_core.event import (
     AgentEvent,
@@ -56,6 +56,16 @@ from agent_core.message import (
 )
 
 B = TypeVar("B", bound=BaseModel)
+
+# Blocks built from a validated event's values: without validation (`agent_core._trusted`).
+_text_block = trusted_maker(TextBlock, "id", "text", "created_at")
+_thinking_block = trusted_maker(ThinkingBlock, "id", "thinking", "created_at")
+_hint_block = trusted_maker(HintBlock, "id", "hint", "source", "created_at", "finished_at")
+_call_block = trusted_maker(ToolCallBlock, "id", "name", "input", "created_at")
+_result_block = trusted_maker(ToolResultBlock, "id", "name", "output", "created_at")
+_usage = trusted_maker(
+    Usage, "input_tokens", "output_tokens", "cache_input_tokens", "cache_creation_input_tokens"
+)
 
 
 class Finder(Protocol):
@@ -101,8 +111,7 @@ def _output_list(result: ToolResultBlock, created_at: str) -> list[TextBlock | D
 def _add_usage(msg: Msg, event: ModelCallEndEvent, find: Finder) -> None:
     usage = msg.usage
     if usage is None:  # the first call's usage: made whole at once
-        usage = trusted(
-            Usage,
+        usage = _usage(
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
             cache_input_tokens=event.cache_input_tokens,
@@ -203,7 +212,7 @@ def _external_results(msg: Msg, event: ExternalExecutionResultEvent, find: Finde
 
 
 def _text_start(msg: Msg, event: TextBlockStartEvent, find: Finder) -> None:
-    msg.content.append(trusted(TextBlock, id=event.block_id, text="", created_at=event.created_at))
+    msg.content.append(_text_block(id=event.block_id, text="", created_at=event.created_at))
 
 
 def _text_delta(msg: Msg, event: TextBlockDeltaEvent, find: Finder) -> None:
@@ -219,9 +228,7 @@ def _text_end(msg: Msg, event: TextBlockEndEvent, find: Finder) -> None:
 
 
 def _thinking_start(msg: Msg, event: ThinkingBlockStartEvent, find: Finder) -> None:
-    msg.content.append(
-        trusted(ThinkingBlock, id=event.block_id, thinking="", created_at=event.created_at)
-    )
+    msg.content.append(_thinking_block(id=event.block_id, thinking="", created_at=event.created_at))
 
 
 def _thinking_delta(msg: Msg, event: ThinkingBlockDeltaEvent, find: Finder) -> None:
@@ -255,8 +262,7 @@ def _hint(msg: Msg, event: HintBlockEvent, find: Finder) -> None:
         event.hint if isinstance(event.hint, str) else [b.model_copy(deep=True) for b in event.hint]
     )
     msg.content.append(
-        trusted(
-            HintBlock,
+        _hint_block(
             id=event.block_id,
             hint=hint,
             source=event.source,
@@ -268,8 +274,7 @@ def _hint(msg: Msg, event: HintBlockEvent, find: Finder) -> None:
 
 def _call_start(msg: Msg, event: ToolCallStartEvent, find: Finder) -> None:
     msg.content.append(
-        trusted(
-            ToolCallBlock,
+        _call_block(
             id=event.tool_call_id,
             name=event.tool_call_name,
             input="",
@@ -290,8 +295,7 @@ def _call_end(msg: Msg, event: ToolCallEndEvent, find: Finder) -> None:
 
 def _result_start(msg: Msg, event: ToolResultStartEvent, find: Finder) -> None:
     msg.content.append(
-        trusted(
-            ToolResultBlock,
+        _result_block(
             id=event.tool_call_id,
             name=event.tool_call_name,
             output=[],

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from agent_core._ids import new_id, now_iso
-from agent_core._trusted import trusted, trusted_checked
+from agent_core._trusted import trusted_maker
 from agent_core.permission.types import PermissionRule
 
 if TYPE_CHECKING:
@@ -304,11 +304,14 @@ class Msg(_Model):
         return self
 
 
+_text_block = trusted_maker(TextBlock, "text")
+_text_msg = trusted_maker(Msg, "name", "role", "content", checked=True)
+
+
 def _msg(role: Role, name: str, content: str | list[Any], **fields: Any) -> Msg:
     if not fields and type(name) is str and type(content) is str:
         # The common text message (a prompt, a user turn): one text block, nothing to check.
-        text = trusted(TextBlock, text=content)
-        return trusted_checked(Msg, name=name, role=role, content=[text])
+        return _text_msg(name=name, role=role, content=[_text_block(text=content)])
     return Msg.model_validate({"name": name, "role": role, "content": content, **fields})
 
 

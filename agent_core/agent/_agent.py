@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import NamedTuple
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted, trusted_checked, trusted_set
+from agent_core._trusted import trusted_maker, trusted_set
 from agent_core.agent._acting import ActingSetup, act, run_tool
 from agent_core.agent._config import ContextConfig, ModelConfig, ReActConfig
 from agent_core.agent._context import compress_context
@@ -64,6 +64,14 @@ from agent_core.tool import Toolkit
 
 AgentInput = Msg | Sequence[Msg] | ResumeEvent | Restarted | None
 _PARKING = (RequireUserConfirmEvent, RequireExternalExecutionEvent)
+
+# Every reply makes these from values it holds already typed: without validation.
+_reply_start = trusted_maker(ReplyStartEvent, "reply_id", "session_id", "name")
+_reply_end = trusted_maker(ReplyEndEvent, "reply_id", "session_id", "finished_reason", "error")
+_reply_context = trusted_maker(ReplyContext, "reply_id")
+_no_reply_context = trusted_maker(ReplyContext)
+_hint_event = trusted_maker(HintBlockEvent, "reply_id", "block_id", "hint", "source")
+_reply_msg = trusted_maker(Msg, "name", "role", "content", "id", "created_at", checked=True)
 
 
 class _Measured(NamedTuple):
@@ -205,19 +213,16 @@ class Agent:
                 raise ValueError(f"reply {resume.reply_id!r} is not awaiting outside input")
             reply = ReplyBuilder(parked, sid)
             yield reply.emit(resume)
-            yield reply.emit(
-                trusted(ReplyStartEvent, reply_id=parked.id, session_id=sid, name=self.name)
-            )
+            yield reply.emit(_reply_start(reply_id=parked.id, session_id=sid, name=self.name))
         else:
             if parked is not None:
                 for event in abandon_parked(ReplyBuilder(parked, sid), self.state):
                     yield event
             if inputs is not None:
                 await self.observe(inputs)  # type: ignore[arg-type]
-            start = trusted(ReplyStartEvent, reply_id=new_id(), session_id=sid, name=self.name)
+            start = _reply_start(reply_id=new_id(), session_id=sid, name=self.name)
             # The Msg takes its identity from REPLY_START, so a client's fold equals it exactly.
-            msg = trusted_checked(
-                Msg,
+            msg = _reply_msg(
                 name=self.name,
                 role="assistant",
                 content=[],
@@ -226,7 +231,7 @@ class Agent:
             )
             reply = ReplyBuilder(msg, sid)
             self.state.context.append(msg)
-            trusted_set(self.state, "reply_context", trusted(ReplyContext, reply_id=msg.id))
+            trusted_set(self.state, "reply_context", _reply_context(reply_id=msg.id))
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
@@ -259,10 +264,9 @@ class Agent:
                 yield event
         if isinstance(last, _PARKING):  # the loop's last event parked the reply
             return
-        trusted_set(self.state, "reply_context", trusted(ReplyContext))
+        trusted_set(self.state, "reply_context", _no_reply_context())
         yield reply.emit(
-            trusted(
-                ReplyEndEvent,
+            _reply_end(
                 reply_id=reply.reply_id,
                 session_id=sid,
                 finished_reason=finished,
@@ -486,8 +490,7 @@ class Agent:
         )
         if text is None:
             return None
-        return trusted(
-            HintBlockEvent,
+        return _hint_event(
             reply_id=reply.reply_id,
             block_id=new_id(),
             hint=text,

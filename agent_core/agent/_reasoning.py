@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal
 
 from agent_core._ids import new_id
-from agent_core._trusted import trusted
+from agent_core._trusted import trusted_maker
 from agent_core.agent._config import ModelConfig
 from agent_core.event import (
     AgentEvent,
@@ -43,6 +43,27 @@ log = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
 """A response block as the model identifies it: (block type, block id)."""
+
+# Built from values the step holds already typed: without validation (`agent_core._trusted`).
+_text_start = trusted_maker(TextBlockStartEvent, "reply_id", "block_id")
+_text_delta = trusted_maker(TextBlockDeltaEvent, "reply_id", "block_id", "delta")
+_text_end = trusted_maker(TextBlockEndEvent, "reply_id", "block_id")
+_thinking_start = trusted_maker(ThinkingBlockStartEvent, "reply_id", "block_id")
+_thinking_delta = trusted_maker(ThinkingBlockDeltaEvent, "reply_id", "block_id", "delta")
+_data_end = trusted_maker(DataBlockEndEvent, "reply_id", "block_id")
+_call_start = trusted_maker(ToolCallStartEvent, "reply_id", "tool_call_id", "tool_call_name")
+_call_delta = trusted_maker(ToolCallDeltaEvent, "reply_id", "tool_call_id", "delta")
+_call_end = trusted_maker(ToolCallEndEvent, "reply_id", "tool_call_id")
+_model_call_start = trusted_maker(ModelCallStartEvent, "reply_id", "model_name")
+_model_call_end = trusted_maker(
+    ModelCallEndEvent,
+    "reply_id",
+    "input_tokens",
+    "output_tokens",
+    "cache_input_tokens",
+    "cache_creation_input_tokens",
+    "finished_reason",
+)
 
 
 def _fragment(block: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock) -> str:
@@ -102,7 +123,7 @@ class _Translator:
         kind, block_id = key
         rid = self._rid
         if kind == "text":
-            return [trusted(TextBlockEndEvent, reply_id=rid, block_id=self._event_ids[key])]
+            return [_text_end(reply_id=rid, block_id=self._event_ids[key])]
         if kind == "thinking":
             proof = self._proofs.get(key)
             return [
@@ -114,8 +135,8 @@ class _Translator:
                 )
             ]
         if kind == "data":
-            return [trusted(DataBlockEndEvent, reply_id=rid, block_id=self._event_ids[key])]
-        return [trusted(ToolCallEndEvent, reply_id=rid, tool_call_id=block_id)]
+            return [_data_end(reply_id=rid, block_id=self._event_ids[key])]
+        return [_call_end(reply_id=rid, tool_call_id=block_id)]
 
     def _piece(
         self, block: TextBlock | ThinkingBlock | ToolCallBlock | DataBlock, fragment: str
@@ -128,7 +149,7 @@ class _Translator:
             if not fragment:
                 return []
             event_id = self._event_ids[key]
-            return [trusted(TextBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)]
+            return [_text_delta(reply_id=rid, block_id=event_id, delta=fragment)]
         started = key in self._emitted
         if isinstance(block, ThinkingBlock) and (
             block.signature is not None or block.redacted_thinking_data is not None
@@ -141,17 +162,10 @@ class _Translator:
                 events += self.close()
                 self._open = key
                 events.append(
-                    trusted(
-                        ToolCallStartEvent,
-                        reply_id=rid,
-                        tool_call_id=block.id,
-                        tool_call_name=block.name,
-                    )
+                    _call_start(reply_id=rid, tool_call_id=block.id, tool_call_name=block.name)
                 )
             if fragment:
-                events.append(
-                    trusted(ToolCallDeltaEvent, reply_id=rid, tool_call_id=block.id, delta=fragment)
-                )
+                events.append(_call_delta(reply_id=rid, tool_call_id=block.id, delta=fragment))
             self._emitted[key] = self._emitted.get(key, 0) + len(fragment)
             return events
         if isinstance(block, DataBlock) and not isinstance(block.source, Base64Source):
@@ -163,9 +177,9 @@ class _Translator:
             event_id = self._event_ids[key] = new_id()
             self._open = key
             if isinstance(block, TextBlock):
-                events.append(trusted(TextBlockStartEvent, reply_id=rid, block_id=event_id))
+                events.append(_text_start(reply_id=rid, block_id=event_id))
             elif isinstance(block, ThinkingBlock):
-                events.append(trusted(ThinkingBlockStartEvent, reply_id=rid, block_id=event_id))
+                events.append(_thinking_start(reply_id=rid, block_id=event_id))
             else:
                 media_type = block.source.media_type
                 events.append(
@@ -173,13 +187,9 @@ class _Translator:
                 )
         event_id = self._event_ids[key]
         if fragment and isinstance(block, TextBlock):
-            events.append(
-                trusted(TextBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)
-            )
+            events.append(_text_delta(reply_id=rid, block_id=event_id, delta=fragment))
         elif fragment and isinstance(block, ThinkingBlock):
-            events.append(
-                trusted(ThinkingBlockDeltaEvent, reply_id=rid, block_id=event_id, delta=fragment)
-            )
+            events.append(_thinking_delta(reply_id=rid, block_id=event_id, delta=fragment))
         elif fragment and isinstance(block, DataBlock):
             events.append(
                 DataBlockDeltaEvent(
@@ -224,38 +234,49 @@ async def reason(
             # One generator for the whole step, not one per call: every event passes through it.
             started = False
             try:
-                yield trusted(ModelCallStartEvent, reply_id=reply_id, model_name=current.model)
+                yield _model_call_start(reply_id=reply_id, model_name=current.model)
                 translator = _Translator(reply_id)
                 try:
-                    result = await call(
-                        messages=messages,
-                        tools=offered,
-                        tool_choice=tool_choice,
-                        current_model=current,
+                    alone = _sees_stream_alone(call, current)
+                    result = await (
+                        current._request(messages, offered or None, tool_choice)
+                        if alone
+                        else call(
+                            messages=messages,
+                            tools=offered,
+                            tool_choice=tool_choice,
+                            current_model=current,
+                        )
                     )
                     if isinstance(result, ChatResponse):
                         for event in translator.final(result):
                             started = True
                             yield event
                     else:
-                        async for chunk in result:
-                            events = (
-                                translator.final(chunk)
-                                if chunk.is_last
-                                else translator.delta(chunk)
-                            )
-                            for event in events:
-                                started = True
-                                yield event
+                        try:
+                            async for chunk in result:
+                                events = (
+                                    translator.final(chunk)
+                                    if chunk.is_last
+                                    else translator.delta(chunk)
+                                )
+                                for event in events:
+                                    started = True
+                                    yield event
+                                if alone and chunk.is_last:
+                                    break  # the provider's own final response ends the stream
+                        finally:
+                            if alone:
+                                await _close(result)
                         for event in translator.close():
                             yield event
                 except Exception as exc:
                     log.warning("model call failed: %s: %s", type(exc).__name__, exc)
                     for event in translator.close():
                         yield event
-                    yield _call_end(reply_id, translator, "interrupted")
+                    yield _ended(reply_id, translator, "interrupted")
                     raise
-                yield _call_end(reply_id, translator, "completed")
+                yield _ended(reply_id, translator, "completed")
                 return
             except Exception as exc:
                 last_candidate = index == len(candidates) - 1
@@ -269,12 +290,28 @@ async def reason(
                 attempt += 1
 
 
-def _call_end(
+def _sees_stream_alone(call: ModelCallHandler, model: ChatModelBase) -> bool:
+    """Whether this step is the only reader of the model's stream.
+
+    Then it takes the provider's deltas as they come (`ChatModelBase._request`) rather than
+    through `ChatModelBase.__call__`, whose final accumulated response would add nothing to
+    what the translator made of the deltas: no middleware and no override of `__call__` can
+    tell the difference.
+    """
+    return call is call_model and type(model).__call__ is ChatModelBase.__call__
+
+
+async def _close(stream: AsyncIterator[ChatResponse]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def _ended(
     reply_id: str, translator: _Translator, reason: Literal["completed", "interrupted"]
 ) -> ModelCallEndEvent:
     usage = translator.usage or ChatUsage()
-    return trusted(
-        ModelCallEndEvent,
+    return _model_call_end(
         reply_id=reply_id,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

@@ -67,7 +67,10 @@ class ByteTokenCounter:
 
     def count_blocks(self, blocks: Sequence[ContentBlock]) -> int:
         """Return the sum over blocks of their text tokens and 2,000 per data block."""
-        return sum(self._block(block) for block in blocks)
+        total = 0
+        for block in blocks:  # a loop, not sum() over a generator: counted before every step
+            total += self._block(block)
+        return total
 
     def count_messages(self, msgs: Sequence[Msg]) -> int:
         """Return the sum of the tokens of every block of every message."""
@@ -156,10 +159,11 @@ class CachedTokenCounter(ByteTokenCounter):
         start = done
         while done < len(content) and content[done].finished_at is not None:
             done += 1
-        count += self.count_blocks(content[start:done])
+        if done > start:
+            count += self.count_blocks(content[start:done])
         if done:
             self._remember(self._prefixes, msg.id, (done, content[done - 1], count))
-        return count + self.count_blocks(content[done:])
+        return count + self.count_blocks(content[done:]) if done < len(content) else count
 
     def count_messages(self, msgs: Sequence[Msg]) -> int:
         """Sum of the messages' tokens, finished ones counted once."""

@@ -299,6 +299,23 @@ class ChatModelBase(ABC):
             ModelConnectionError: the provider could not be reached or the stream broke.
             ModelResponseError: the provider's answer was malformed.
         """
+        result = await self._request(messages, tools, tool_choice, **kwargs)
+        if isinstance(result, ChatResponse):
+            return result
+        return _accumulating(result)
+
+    async def _request(
+        self,
+        messages: list[Msg],
+        tools: Sequence[ToolLike] | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        **kwargs: Any,
+    ) -> ChatResponse | AsyncIterator[ChatResponse]:
+        """`__call__` without the final accumulated response: the provider's own answer.
+
+        For a caller that folds the deltas itself (the agent loop, when nothing else sees
+        the stream); the raising contract is `__call__`'s.
+        """
         offered, choice = select_tools(tool_dicts(tools), tool_choice)
         attempt = 0
         while True:
@@ -321,9 +338,7 @@ class ChatModelBase(ABC):
                     delay,
                 )
                 await asyncio.sleep(delay)
-        if isinstance(result, ChatResponse):
-            return result
-        return _accumulating(result)
+        return result
 
     @abstractmethod
     def _call_api(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core._trusted import trusted, trusted_checked, trusted_copy, trusted_set
+from agent_core._trusted import (
+    trusted,
+    trusted_checked,
+    trusted_copy,
+    trusted_maker,
+    trusted_set,
+)
 from agent_core.event import HintBlockEvent, ReplyEndEvent, TextBlockDeltaEvent
 from agent_core.message import (
     ErrorInfo,
@@ -53,6 +59,37 @@ def test_defaults_are_filled_fresh_for_each_instance() -> None:
 def test_a_missing_required_field_is_refused() -> None:
     with pytest.raises(TypeError, match="delta"):
         trusted(TextBlockDeltaEvent, reply_id="r", block_id="b")
+
+
+def test_a_maker_builds_what_trusted_builds() -> None:
+    make = trusted_maker(ReplyEndEvent, "reply_id", "finished_reason", "id", "created_at")
+    fixed = {"id": "x1", "created_at": "2026-01-01T00:00:00+00:00"}
+    values = {"reply_id": "r", "finished_reason": ReplyFinishedReason.ERROR, **fixed}
+    built, expected = make(**values), trusted(ReplyEndEvent, **values)
+    assert built == expected
+    assert built.model_dump_json() == expected.model_dump_json()
+    assert built.model_fields_set == expected.model_fields_set
+
+
+def test_a_maker_fills_defaults_fresh_for_each_instance() -> None:
+    make = trusted_maker(TextBlockDeltaEvent, "reply_id", "block_id", "delta")
+    first, second = (
+        make(reply_id="r", block_id="b", delta="a"),
+        make(reply_id="r", block_id="b", delta="a"),
+    )
+    assert first.id != second.id
+    assert first.metadata == {}
+    assert first.metadata is not second.metadata
+    assert first.model_fields_set == {"reply_id", "block_id", "delta"}
+
+
+def test_a_maker_without_a_required_field_or_with_an_unknown_one_is_refused() -> None:
+    with pytest.raises(TypeError, match="block_id"):
+        trusted_maker(TextBlockDeltaEvent, "reply_id", "delta")
+    with pytest.raises(TypeError, match="colour"):
+        trusted_maker(TextBlockDeltaEvent, "reply_id", "block_id", "delta", "colour")
+    with pytest.raises(TypeError, match="without validation"):
+        trusted_maker(URLSource, "url")
 
 
 @pytest.mark.parametrize("cls", [Msg, URLSource])
