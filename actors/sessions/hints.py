@@ -46,6 +46,14 @@ class InboxHints:
         self._read = read
         self.consumed: list[str] = []
 
+    @property
+    def opening(self) -> int:
+        """How many hints the first `drain` injects from the inbox read with the reply."""
+        read = self._read or []
+        return sum(
+            1 for sid, item in read if isinstance(item, HintItem) and sid not in self.consumed
+        )
+
     def take(self, item_ids: list[str]) -> None:
         """Count items consumed by the reply's input as consumed."""
         self.consumed.extend(item_ids)

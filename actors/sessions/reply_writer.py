@@ -154,25 +154,68 @@ class ReplyWriter:
             SessionFenced: a newer owner holds the session.
             StorageUnavailable: Redis stayed unreachable for the outage grace.
         """
-        reply_id = getattr(event, "reply_id", None)
-        if reply_id is None:
-            if self._reply_id is None:
-                await ride_out(
-                    lambda: self._bus.append_event(self.session_id, event, self.fence), self._grace
-                )
-                return
-        elif reply_id != self._reply_id:
-            await self._begin(event, reply_id, state)
-        assert self._shadow is not None
-        self._shadow.append_event(event)
-        if isinstance(event, (ReplyEndEvent, *_PARKING)):
-            await self._close(event, state)
-        elif isinstance(event, _CHECKPOINTS):
-            await self._commit(Op.CHECKPOINT, [event], state, self._shadow)
-        else:
-            await self._commit(Op.APPEND, [event])
+        await self.write_many([event], state)
 
-    async def _begin(self, event: AgentEvent, reply_id: str, state: AgentState) -> None:
+    async def write_many(self, events: list[AgentEvent], state: AgentState) -> None:
+        """Write events the agent produced in a row, as `write` does each, in fewer commits.
+
+        A reply's first event and the plain events that follow it in `events` (e.g. the hints
+        it opens with) are one commit: the one that begins the run. Plain events in a row are
+        one append. Checkpoints and the reply's end or parking stay commits of their own.
+
+        Raises:
+            SessionFenced: a newer owner holds the session.
+            StorageUnavailable: Redis stayed unreachable for the outage grace.
+        """
+        batch: list[AgentEvent] = []
+        begun: tuple[list[Msg], list[str]] | None = None
+        for event in events:
+            reply_id = getattr(event, "reply_id", None)
+            if reply_id is None and self._reply_id is None:
+                await self._flush(batch, begun, state)
+                batch, begun = [], None
+                await self._append_outside(event)
+                continue
+            if reply_id is not None and reply_id != self._reply_id:
+                await self._flush(batch, begun, state)
+                batch, begun = [], self._begin(event, reply_id, state)
+            closes = isinstance(event, (ReplyEndEvent, *_PARKING))
+            if closes or isinstance(event, _CHECKPOINTS):
+                await self._flush(batch, begun, state)
+                batch, begun = [], None
+            assert self._shadow is not None
+            self._shadow.append_event(event)
+            if closes:
+                await self._close(event, state)
+            elif isinstance(event, _CHECKPOINTS):
+                await self._commit(Op.CHECKPOINT, [event], state, self._shadow)
+            else:
+                batch.append(event)
+        await self._flush(batch, begun, state)
+
+    async def _append_outside(self, event: AgentEvent) -> None:
+        """Log an event that belongs to no reply (none is running)."""
+        await ride_out(
+            lambda: self._bus.append_event(self.session_id, event, self.fence), self._grace
+        )
+
+    async def _flush(
+        self,
+        batch: list[AgentEvent],
+        begun: tuple[list[Msg], list[str]] | None,
+        state: AgentState,
+    ) -> None:
+        """Commit the run's events held in `batch`: with its begin if `begun` (inputs, items)."""
+        if begun is not None:
+            inputs, items = begun
+            await self._commit(Op.BEGIN, batch, state, self._shadow, inputs, items)
+        elif batch:
+            await self._commit(Op.APPEND, batch)
+
+    def _begin(
+        self, event: AgentEvent, reply_id: str, state: AgentState
+    ) -> tuple[list[Msg], list[str]]:
+        """Start writing reply `reply_id` at `event`; return the inputs and items it answers."""
         if self._reply_id is not None:
             raise RuntimeError(f"reply {reply_id} began while {self._reply_id} is running")
         if isinstance(event, ReplyStartEvent):
@@ -183,14 +226,12 @@ class ReplyWriter:
             live = next(m for m in reversed(state.context) if m.id == reply_id)
             base = live.model_copy(deep=True)
         self._reply_id, self._seq, self._shadow = reply_id, 0, base
-        inputs: list[Msg] = []
-        if isinstance(event, _ANSWERS):
-            inputs, items = self._inputs, self._input_ids
-            self._inputs, self._input_ids = [], []
-            self.acknowledge(items)
-        else:
-            items = []
-        await self._commit(Op.BEGIN, [], state, self._shadow, inputs, items)
+        if not isinstance(event, _ANSWERS):
+            return [], []
+        inputs, items = self._inputs, self._input_ids
+        self._inputs, self._input_ids = [], []
+        self.acknowledge(items)
+        return inputs, items
 
     async def _close(self, event: AgentEvent, state: AgentState) -> None:
         reply = next(m for m in reversed(state.context) if m.id == self._reply_id)

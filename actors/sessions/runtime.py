@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from actors.bus.items import ChatItem, HintItem, InboxItem
 from actors.bus.mailbox import Mailbox
@@ -43,10 +44,10 @@ from actors.teams.announcements import AnnounceChangesMiddleware
 from actors.teams.invite import invitable
 from actors.teams.store import SubAgentTemplate, TeamStore, template_registry
 from actors.teams.tools import TeamContext
-from actors.workspaces.session_workspaces import SessionKit, SessionWorkspaces
+from actors.workspaces.session_workspaces import SessionKit, SessionWorkspaces, workspace_request
 from agent_core._ids import new_id
 from agent_core.agent import Agent, ModelConfig, Restarted, ResumeEvent
-from agent_core.event import CustomEvent, ReplyEndEvent, ReplyStartEvent
+from agent_core.event import AgentEvent, CustomEvent, HintBlockEvent, ReplyEndEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
 from agent_core.middleware import MiddlewareBase, TracingMiddleware
 from agent_core.model.base import ChatModelBase
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _MAX_RETRY_DELAY = 5.0
+_T = TypeVar("_T")
 
 
 class SessionRuntime:
@@ -117,6 +119,7 @@ class SessionRuntime:
         self._model = ModelSlot()
         self._fallback_model = ModelSlot()
         self._owner: tuple[str, str] | None = None  # the session's user and agent, once read
+        self._last_session: SessionRecord | None = None  # as the last reply read it
 
     @property
     def busy(self) -> bool:
@@ -203,9 +206,14 @@ class SessionRuntime:
                 recovered, self._recovered = self._recovered, None
                 self._reply_task = asyncio.create_task(self._reply([], recovered))
                 await self._reply_task
+            woken = True
             while True:
                 self._woken_again = False
                 taken = []
+                # A wake is for items delivered: read the records their reply starts with along
+                # with the inbox (later rounds find it empty more often than not).
+                records = _started(self._records()) if woken else None
+                woken = False
                 pending = await self._dead_letters.screen(self._owned()[0], self._owned_writer())
                 if not pending:
                     await self._bus.forget_inbox_if_empty(self.session_id)
@@ -218,7 +226,9 @@ class SessionRuntime:
                 inbox_read(len(pending))
                 # The reply continues the trace of the delivery that started it.
                 with continued(pending[0][1]):
-                    self._reply_task = asyncio.create_task(self._reply(batch, inbox=pending))
+                    self._reply_task = asyncio.create_task(
+                        self._reply(batch, inbox=pending, records=records)
+                    )
                 await self._reply_task
                 self._failures = 0
         except SessionFenced:
@@ -274,8 +284,12 @@ class SessionRuntime:
         batch: list[tuple[str, InboxItem]],
         recovered: Recovered | None = None,
         inbox: list[tuple[str, InboxItem]] | None = None,
+        records: Awaitable[tuple[SessionRecord, AgentRecord]] | None = None,
     ) -> None:
-        """Run one reply to `batch` (or continue `recovered`); `inbox` is the inbox just read."""
+        """Run one reply to `batch` (or continue `recovered`).
+
+        `inbox` is the inbox just read, `records` the session's records read with it.
+        """
         state, _ = self._owned()
         writer = self._owned_writer()
         inputs = [
@@ -288,7 +302,13 @@ class SessionRuntime:
         if recovered is not None:
             hints.take(recovered.hint_ids)
         writer.expect_inputs(inputs, [stream_id for stream_id, _ in batch])
-        session, agent_record = await self._records()
+        # The user's agents (the team tools' pool) and the workspace the last reply used (a
+        # session's rarely changes) do not wait for the records: they are read along.
+        owner, last = self._owner, self._last_session
+        early = None if owner is None else _started(self._storage.list_agents(owner[0]))
+        opened = None if last is None else _started(self._workspaces.open(last))
+        session, agent_record = await (records or self._records())
+        self._last_session = session
         if session.config.permission_mode is not None:
             state.permission_context.mode = session.config.permission_mode
         try:
@@ -296,9 +316,11 @@ class SessionRuntime:
             fallback = await self._fallback_model.get(
                 self._storage, session.user_id, session.config.fallback_chat_model_config
             )
-            kit, agents = await asyncio.gather(
-                self._workspaces.open(session), self._storage.list_agents(session.user_id)
-            )
+            if early is None or owner != self._owner:
+                early = _started(self._storage.list_agents(session.user_id))
+            if opened is None or last is None or not _same_workspace(last, session):
+                opened = _started(self._workspaces.open(session))
+            kit, agents = await asyncio.gather(opened, early)
             extra = await self._extensions.build(
                 session.user_id, session.agent_id, self.session_id, kit.handle
             )
@@ -314,10 +336,20 @@ class SessionRuntime:
             return
         resume = _resume_input(batch)
         start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
+        # A reply opens with the hints of the inbox just read: REPLY_START waits for them, so
+        # they are the one commit that begins the run (the agent yields them without waiting).
+        opening, held = hints.opening, list[AgentEvent]()
         async with contextlib.aclosing(agent.reply_stream(start)) as events:
             async for event in events:
+                held.append(event)
+                if _opens(held, opening):
+                    continue
                 writer.acknowledge(hints.consumed)
-                await writer.write(event, state)
+                await writer.write_many(held, state)
+                opening, held = 0, []
+        if held:  # the stream ended while opening (an end always follows in practice)
+            writer.acknowledge(hints.consumed)
+            await writer.write_many(held, state)
         if recovered is None and resume is None and session.config.naming.auto:
             await self._title(model, opening_text(inputs))
 
@@ -447,6 +479,27 @@ class SessionRuntime:
         )
         reply.append_event(end)
         await writer.write(end, state)
+
+
+def _started(read: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+    """`read` running in a task whose failure is consumed by whoever awaits it, if anyone."""
+    task = asyncio.ensure_future(read)
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task
+
+
+def _same_workspace(one: SessionRecord, other: SessionRecord) -> bool:
+    """Whether the two records of a session open the same workspace view."""
+    return one.config.cwd == other.config.cwd and workspace_request(one) == workspace_request(other)
+
+
+def _opens(held: list[AgentEvent], hints: int) -> bool:
+    """Whether `held` is a reply's REPLY_START and fewer than `hints` of its opening hints."""
+    return (
+        len(held) <= hints
+        and isinstance(held[0], ReplyStartEvent)
+        and all(isinstance(event, HintBlockEvent) for event in held[1:])
+    )
 
 
 def _resume_input(batch: list[tuple[str, InboxItem]]) -> ResumeEvent | None:

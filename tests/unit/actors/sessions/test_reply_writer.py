@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from actors.bus.commit import Commit, Committer, Op
-from actors.bus.items import ChatItem
+from actors.bus.items import ChatItem, HintItem
 from actors.bus.keys import Keys
 from actors.bus.message_bus import RedisMessageBus
 from actors.bus.redis_connect import connect
@@ -19,6 +19,7 @@ from actors.local.embedded_redis import EmbeddedRedis
 from actors.sessions.reply_writer import ReplyWriter
 from actors.storage.redis_storage import RedisStorage
 from agent_core.event import (
+    HintBlockEvent,
     ModelCallEndEvent,
     ModelCallStartEvent,
     ReplyEndEvent,
@@ -81,6 +82,67 @@ async def test_inputs_leave_the_inbox_in_the_commit_that_saves_them(redis: Redis
     marker = await bus.running(SID)
     assert marker is not None
     assert (marker.reply_id, marker.item_ids) == ("r1", [stream_id])
+
+
+async def test_a_reply_opens_with_its_hints_in_the_commit_that_begins_it(redis: Redis) -> None:
+    storage, bus = parts(redis)
+    chat = ChatItem(input=[UserMsg("user", "hi", id="u1")])
+    hint = HintItem(hint="the build is green")
+    chat_id, hint_id = await bus.put(SID, chat), await bus.put(SID, hint)
+    assert chat_id is not None
+    assert hint_id is not None
+    writer = ReplyWriter(storage, bus, SID, await bus.acquire_lease(SID))
+    state = AgentState(session_id=SID)
+    writer.expect_inputs(chat.input or [], [chat_id])  # type: ignore[arg-type]
+    start, msg = start_reply(state, chat.input)  # type: ignore[arg-type]
+    injected = HintBlockEvent(reply_id="r1", block_id=hint.item_id, hint=hint.hint)
+    msg.append_event(injected)
+    writer.acknowledge([hint_id])
+
+    await writer.write_many([start, injected], state)
+
+    assert await event_names(bus) == ["REPLY_START", "HINT_BLOCK"]
+    assert await bus.pending(SID) == []
+    marker = await bus.running(SID)
+    assert marker is not None
+    last_id, _ = (await bus.read_events(SID, "0"))[-1]
+    assert (marker.seq, marker.checkpoint) == (0, last_id)  # one commit, which saved both
+    # A new owner continues the reply with the hint in it once.
+    successor = ReplyWriter(storage, bus, SID, await bus.acquire_lease(SID))
+    loaded = await storage.load_state(SID)
+    assert await successor.recover(loaded) is not None
+    reply = loaded.current_reply()
+    assert reply is not None
+    assert [b.id for b in reply.get_content_blocks("hint")] == [hint.item_id]
+
+
+async def test_a_run_that_begins_and_ends_in_one_batch_keeps_its_commits(redis: Redis) -> None:
+    storage, bus = parts(redis)
+    writer = ReplyWriter(storage, bus, SID, await bus.acquire_lease(SID))
+    state = AgentState(session_id=SID)
+    start, msg = start_reply(state, [UserMsg("user", "hi", id="u1")])
+    delta = TextBlockDeltaEvent(reply_id="r1", block_id="b1", delta="Hi")
+    end = ReplyEndEvent(
+        reply_id="r1", session_id=SID, finished_reason=ReplyFinishedReason.COMPLETED
+    )
+    for event in (TextBlockStartEvent(reply_id="r1", block_id="b1"), delta, end):
+        msg.append_event(event)
+    state.reply_context = ReplyContext()
+
+    await writer.write_many(
+        [start, TextBlockStartEvent(reply_id="r1", block_id="b1"), delta, end], state
+    )
+
+    assert await bus.running(SID) is None
+    assert await event_names(bus) == [
+        "REPLY_START",
+        "TEXT_BLOCK_START",
+        "TEXT_BLOCK_DELTA",
+        "REPLY_END",
+        "CUSTOM",
+    ]
+    messages, _ = await storage.list_messages(SID, None, 10)
+    assert [m.get_text_content() for m in messages if m.id == "r1"] == ["Hi"]
 
 
 async def test_a_retried_write_is_applied_once(redis: Redis) -> None:
