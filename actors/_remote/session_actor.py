@@ -22,6 +22,7 @@ from actors.ops import metrics
 from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hosts import SessionHosts, session_actor_name
 from actors.sessions.placement import DEDICATED
+from actors.sessions.wake_listener import WakeListener
 from actors.settings import RuntimeSettings
 from actors.wiring import wire
 from actors.workspaces.ray_service import RayWorkspaceService
@@ -76,6 +77,7 @@ class SessionActor:
         self._idle_watch: asyncio.Task[None] | None = None
         self._start: asyncio.Task[None] | None = None
         self._resume: asyncio.Task[dict[str, str]] | None = None
+        self._wakes: WakeListener | None = None
         context = ray.get_runtime_context()
         if context.was_current_actor_reconstructed:
             # Resume the replies the crash cut as soon as this process serves, rather than when
@@ -99,12 +101,22 @@ class SessionActor:
             held = [self._name.removeprefix(session_actor_name(""))]
         loop = asyncio.get_running_loop()
         self._idle_watch = loop.create_task(self._watch_idle())
+        if self._host is not None:
+            channel = self._keys.host_wakes(self._host)
+            self._wakes = WakeListener(self._redis, channel, self._signalled)
+            self._wakes.start()
         if context.was_current_actor_reconstructed and held:
             # Their replies were cut: resume them now rather than at the next sweep.
             waiting = set(await self._mailbox.bus.sessions_with_inbox())
             cut = [session_id for session_id in held if session_id in waiting]
             if cut:
                 self._resume = loop.create_task(self.wake(cut))
+
+    async def _signalled(self, session_ids: list[str]) -> None:
+        """Wake sessions whose new inbox items were signalled here (`WakeListener`)."""
+        elsewhere = await self.wake(session_ids)
+        if elsewhere:  # moved since the write read the placement: wake them where they are
+            await self._dispatcher.wake_many(list(elsewhere))
 
     async def ready(self) -> str:
         """Return the node id once the actor is started (used to pre-warm hosts)."""

@@ -181,6 +181,10 @@ class Keys:
         """Set: the sessions live on one session host actor."""
         return f"{self.prefix}:session-host:{host}:sessions"
 
+    def host_wakes(self, host: str) -> str:
+        """Pub/sub channel: ids of sessions of one session host that have new inbox items."""
+        return f"{self.prefix}:session-host:{host}:wakes"
+
     def session_placement(self) -> str:
         """Hash: session id -> the host actor running it (or `dedicated`)."""
         return f"{self.prefix}:session-placement"

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from actors.bus.items import InboxItem
-from actors.bus.message_bus import RedisMessageBus
+from actors.bus.message_bus import Put, RedisMessageBus
 from actors.errors import SessionUnavailable
 from actors.ops.metrics import delivered
 from actors.ops.tracing import stamped
@@ -75,30 +75,31 @@ class Mailbox:
         Raises:
             InboxFull: the inbox is at its bound; the item was not accepted.
         """
-        await self.bus.put(session_id, stamped(item))
-        delivered(item.type)
-        try:
-            await self.dispatcher.wake(session_id)
-        except SessionUnavailable:
-            log.warning("session %s not reachable now; the sweeper will wake it", session_id)
+        (accepted,) = await self.deliver_many([(session_id, item)])
+        if not accepted:
+            raise self.bus.inbox_full(session_id)
 
     async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
         """Deliver items (to one or many sessions): one pipelined write, then one batch of wakes.
 
         Returns whether each item was accepted, in order (an item whose inbox was full was
-        not); the accepted ones were delivered and woken as `deliver` does.
+        not); the accepted ones were delivered and woken as `deliver` does. A session whose
+        host was signalled by the write itself is not woken again.
         """
         deliveries = [(session_id, stamped(item)) for session_id, item in deliveries]
-        accepted = await self.bus.put_many(deliveries)
-        woken = [sid for (sid, item), ok in zip(deliveries, accepted, strict=True) if ok]
-        for (_, item), ok in zip(deliveries, accepted, strict=True):
-            if ok:
+        puts = await self.bus.put_many(deliveries)
+        for (_, item), put in zip(deliveries, puts, strict=True):
+            if put is not Put.REFUSED:
                 delivered(item.type)
-        try:
-            await self.dispatcher.wake_many(woken)
-        except SessionUnavailable:
-            log.warning("%d session(s) not reachable now; the sweeper will wake them", len(woken))
-        return accepted
+        woken = [sid for (sid, _), put in zip(deliveries, puts, strict=True) if put is Put.QUEUED]
+        if woken:
+            try:
+                await self.dispatcher.wake_many(woken)
+            except SessionUnavailable:
+                log.warning(
+                    "%d session(s) not reachable now; the sweeper will wake them", len(woken)
+                )
+        return [put is not Put.REFUSED for put in puts]
 
     async def sweep(self) -> int:
         """Wake every session whose inbox may hold items; return how many were woken."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from redis.asyncio import Redis
@@ -28,19 +29,23 @@ from agent_core.event import AgentEvent, event_to_json
 # accepted item that is a background call's result also clears that call's record.
 # KEYS: inbox, seen, inboxes, background, generation
 # ARGV: item id, cap, item JSON, session id, generation
+# Returns false (the inbox is full) or {stream id, or '' for a duplicate; how many of the
+# session's host's wake listeners were told}.
 _DELIVER = (
-    guard(5, 5)
+    guard(6, 7)
     + """
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[4], ARGV[1])
-  return ''
+  return {'', 0}
 end
 if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[2]) then return false end
 local id = redis.call('XADD', KEYS[1], '*', 'i', ARGV[3])
 redis.call('SADD', KEYS[2], ARGV[1])
 redis.call('SADD', KEYS[3], ARGV[4])
 redis.call('HDEL', KEYS[4], ARGV[1])
-return id
+local host = redis.call('HGET', KEYS[5], ARGV[4])
+if not host then return {id, 0} end
+return {id, redis.call('PUBLISH', ARGV[5] .. host .. ARGV[6], ARGV[4])}
 """
 )
 
@@ -85,6 +90,23 @@ DEFAULT_INBOX_MAXLEN = 1_000
 """Most unconsumed items one inbox holds, unless configured."""
 DEFAULT_EVENT_LOG_MAXLEN = 10_000
 """Approximate cap of one event log, unless configured."""
+
+
+class Put(Enum):
+    """What became of an item written to an inbox."""
+
+    REFUSED = "refused"
+    """The inbox is full: the item was not accepted."""
+    QUEUED = "queued"
+    """In the inbox (or a duplicate of an item it holds or held): the session needs a wake."""
+    SIGNALLED = "signalled"
+    """In the inbox, and the session's host was told over Redis: no other wake is needed."""
+
+
+def _put(result: Any) -> Put:
+    if not result:
+        return Put.REFUSED
+    return Put.SIGNALLED if int(result[1]) > 0 else Put.QUEUED
 
 
 @dataclass(frozen=True)
@@ -188,8 +210,11 @@ class RedisMessageBus(RedisOwner):
             self.keys.inbox_seen(session_id),
             self.keys.inboxes(),
             self.keys.background(session_id),
+            self.keys.session_placement(),
         ]
-        return keys, [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id]
+        prefix, suffix = self.keys.host_wakes("{}").split("{}")
+        args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id, prefix, suffix]
+        return keys, args
 
     async def put(self, session_id: str, item: InboxItem) -> str | None:
         """Append `item` to the session's inbox; return its stream id (None if a duplicate).
@@ -199,14 +224,16 @@ class RedisMessageBus(RedisOwner):
             StaleGeneration: a newer server started on this Redis.
         """
         result = await self._fenced(self._deliver, *self._delivery(session_id, item))
-        if result is None:
+        if not result:
             raise self.inbox_full(session_id)
-        return _text(result) or None
+        return _text(result[0]) or None
 
-    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
-        """`put` many items in one pipelined round trip; return whether each was accepted.
+    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[Put]:
+        """`put` many items in one pipelined round trip; return what became of each.
 
-        Duplicates are no-ops (accepted), as with `put`; a full inbox refuses only its own item.
+        Duplicates are no-ops (queued), as with `put`; a full inbox refuses only its own item.
+        A new item of a session live on a host that listens for wakes (`WakeListener`) is
+        signalled to that host in the same write: it needs no other wake.
 
         Raises:
             StaleGeneration: a newer server started on this Redis.
@@ -220,7 +247,7 @@ class RedisMessageBus(RedisOwner):
             if isinstance(result, ResponseError):
                 _raise_refusal(result, "an inbox")
                 raise result
-        return [result is not None for result in results]
+        return [_put(result) for result in results]
 
     async def pending(self, session_id: str) -> list[tuple[str, InboxItem]]:
         """Return the unconsumed inbox items that can be read, oldest first.
