@@ -204,7 +204,7 @@ def runtime_state_text(
     injections: dict[str, str] = {}
     tasks = state.tasks_context.tasks
     counts = collections.Counter(task.state for task in tasks) if tasks else _NO_TASKS
-    open_tasks = counts["pending"] > 0 or counts["in_progress"] > 0
+    open_tasks = bool(tasks) and (counts["pending"] > 0 or counts["in_progress"] > 0)
     last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
 
     if _time_is_stale(config, last_time_text, now):
@@ -335,8 +335,12 @@ def _repeated_tool_error(context: Sequence[Msg], limit: int) -> tuple[str, int] 
     if last is None or last.role != "assistant":
         return None
     # The newest result decides whether there is a streak at all: look at it alone first.
-    newest = next((b for b in reversed(last.content) if isinstance(b, ToolResultBlock)), None)
-    if newest is None or newest.state != ToolResultState.ERROR:
+    for block in reversed(last.content):
+        if isinstance(block, ToolResultBlock):
+            if block.state != ToolResultState.ERROR:
+                return None
+            break
+    else:
         return None
     results = last.get_content_blocks("tool_result")
     tool_name = results[-1].name

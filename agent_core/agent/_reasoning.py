@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Literal
+from typing import Any, Literal
 
 from agent_core._ids import new_id
 from agent_core._trusted import trusted_maker
@@ -226,7 +226,8 @@ async def reason(
         ModelError: the call failed for good.
     """
     messages = await prompt()
-    offered = [tool.to_dict() for tool in tools()]
+    schemas = tools()
+    offered: list[dict[str, Any]] | None = None  # the schemas as dicts, for the middleware path
     candidates = [model] + ([model_config.fallback_model] if model_config.fallback_model else [])
     for index, current in enumerate(candidates):
         attempt = 0
@@ -238,16 +239,18 @@ async def reason(
                 translator = _Translator(reply_id)
                 try:
                     alone = _sees_stream_alone(call, current)
-                    result = await (
-                        current._request(messages, offered or None, tool_choice)
-                        if alone
-                        else call(
+                    if alone:
+                        # The model turns the schemas into dicts itself (`tool_dicts`).
+                        result = await current._request(messages, schemas or None, tool_choice)
+                    else:
+                        if offered is None:
+                            offered = [tool.to_dict() for tool in schemas]
+                        result = await call(
                             messages=messages,
                             tools=offered,
                             tool_choice=tool_choice,
                             current_model=current,
                         )
-                    )
                     if isinstance(result, ChatResponse):
                         for event in translator.final(result):
                             started = True

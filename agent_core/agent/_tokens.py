@@ -126,6 +126,8 @@ class CachedTokenCounter(ByteTokenCounter):
         # An unfinished message (the reply in progress): its finished leading blocks, counted.
         self._prefixes: dict[str, tuple[int, ContentBlock, int]] = {}
         self._tools: dict[tuple[tuple[str, str, int], ...], tuple[list[Any], int]] = {}
+        # The schemas last counted, as (name, description, parameters), and their count.
+        self._last_tools: tuple[list[tuple[str, str, Any]], int] = ([], 0)
         self._max_entries = max_entries
 
     def _remember(self, cache: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -140,14 +142,28 @@ class CachedTokenCounter(ByteTokenCounter):
         A schema is recognised by its name, description and input-schema object: one changed
         in place keeps its count until the counter forgets it.
         """
+        last, last_count = self._last_tools
+        if len(last) == len(tools):
+            # Most steps offer what the previous one did: check that before building a key.
+            for (name, description, parameters), tool in zip(last, tools, strict=True):
+                if (
+                    tool.parameters is not parameters
+                    or tool.name != name
+                    or tool.description != description
+                ):
+                    break
+            else:
+                return last_count
         key = tuple((t.name, t.description, id(t.parameters)) for t in tools)
         cached = self._tools.get(key)
         if cached is not None and all(
             kept is t.parameters for kept, t in zip(cached[0], tools, strict=True)
         ):
-            return cached[1]
-        count = super().count_tools(tools)
-        self._remember(self._tools, key, ([t.parameters for t in tools], count))
+            count = cached[1]
+        else:
+            count = super().count_tools(tools)
+            self._remember(self._tools, key, ([t.parameters for t in tools], count))
+        self._last_tools = ([(t.name, t.description, t.parameters) for t in tools], count)
         return count
 
     def _count_open(self, msg: Msg) -> int:

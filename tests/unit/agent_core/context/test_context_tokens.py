@@ -198,3 +198,12 @@ def test_the_cached_counter_counts_tools_anew_when_a_schema_is_replaced() -> Non
     assert cached.count_tools([small]) == plain.count_tools([small])
     bigger = small.model_copy(update={"parameters": {"type": "object", "properties": {"x": {}}}})
     assert cached.count_tools([bigger]) == plain.count_tools([bigger]) > plain.count_tools([small])
+
+
+def test_the_cached_counter_recounts_when_the_offered_tools_change_between_steps() -> None:
+    cached, plain = CachedTokenCounter(), ByteTokenCounter()
+    first = ToolSchema(name="t", description="d", parameters={"type": "object"})
+    renamed = first.model_copy(update={"description": "a longer description"})
+    second = ToolSchema(name="u", description="e", parameters={"type": "object"})
+    for tools in ([first], [first], [renamed], [first], [first, second], [second], []):
+        assert cached.count_tools(tools) == plain.count_tools(tools)
