@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from redis.asyncio import Redis
@@ -16,45 +15,11 @@ from actors.bus.mailbox import Mailbox
 from actors.bus.message_bus import RedisMessageBus
 from actors.errors import InboxFull
 from agent_core.message import UserMsg
+from tests.support.dispatchers import RecordingDispatcher
 
 pytestmark = [pytest.mark.redis]
 
 KEYS = Keys("batch")
-
-
-class RecordingDispatcher:
-    """Records the wakes it is asked for (the sessions themselves are not under test)."""
-
-    def __init__(self) -> None:
-        self.rounds: list[list[str]] = []
-
-    async def wake(self, session_id: str) -> None:
-        self.rounds.append([session_id])
-
-    async def wake_many(self, session_ids: list[str]) -> None:
-        self.rounds.append(list(session_ids))
-
-    async def interrupt(self, session_id: str) -> bool:
-        return False
-
-    async def stop(self, session_id: str) -> None:
-        return None
-
-    async def maintain(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
-        return {}
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 def chat(text: str) -> ChatItem:

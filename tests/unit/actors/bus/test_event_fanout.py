@@ -22,13 +22,6 @@ KEYS = Keys("fan")
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
 async def fanout(redis_url: str) -> AsyncIterator[EventFanout]:
     hub = EventFanout(
         connect(redis_url, max_connections=8),

@@ -4,7 +4,7 @@ dispatcher as before, and the listener outlives a lost connection."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -15,39 +15,12 @@ from actors.bus.mailbox import Mailbox
 from actors.bus.message_bus import Put, RedisMessageBus
 from actors.sessions.wake_listener import WakeListener
 from agent_core.message import UserMsg
+from tests.support.dispatchers import RecordingDispatcher
 
 pytestmark = [pytest.mark.redis]
 
 KEYS = Keys("wakes")
 HOST = "session-host:node-0"
-
-
-class RecordingDispatcher:
-    """Records the wakes it is asked for."""
-
-    def __init__(self) -> None:
-        self.woken: list[str] = []
-
-    async def wake(self, session_id: str) -> None:
-        self.woken.append(session_id)
-
-    async def wake_many(self, session_ids: list[str]) -> None:
-        self.woken.extend(session_ids)
-
-    async def interrupt(self, session_id: str) -> bool:
-        return False
-
-    async def stop(self, session_id: str) -> None:
-        return None
-
-    async def maintain(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
-
-    def health_checks(self) -> dict[str, Callable[[], Awaitable[str]]]:
-        return {}
 
 
 class Host:
@@ -63,13 +36,6 @@ class Host:
 
     async def next(self) -> str:
         return await asyncio.wait_for(self.signalled.get(), 10)
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from actors.schedules.scheduler import Scheduler
 from actors.schedules.store import ScheduleData, ScheduleKeys, ScheduleRecord, ScheduleStore
 from actors.storage.records import AgentData, ChatModelConfig
 from agent_core.permission import PermissionMode
+from tests.support.dispatchers import RecordingDispatcher
 
 pytestmark = [pytest.mark.redis]
 
@@ -33,31 +34,6 @@ MODEL = ChatModelConfig(type="openai_credential", credential_id="c1", model="gpt
 # APScheduler's own timer stays out of the way and the injected clock decides what is due.
 DUE = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 YEARLY = "0 12 1 1 *"
-
-
-class RecordingDispatcher:
-    """Stands in for session owners: remembers which sessions were woken."""
-
-    def __init__(self) -> None:
-        self.woken: list[str] = []
-
-    async def wake(self, session_id: str) -> None:
-        self.woken.append(session_id)
-
-    async def wake_many(self, session_ids: list[str]) -> None:
-        self.woken.extend(session_ids)
-
-    async def maintain(self) -> None:
-        return None
-
-    async def interrupt(self, session_id: str) -> bool:
-        return False
-
-    async def stop(self, session_id: str) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
 
 @dataclass

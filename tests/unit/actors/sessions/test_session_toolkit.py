@@ -42,36 +42,11 @@ from agent_core.message import TextBlock, ToolCallBlock, ToolResultState
 from agent_core.permission import PermissionMode
 from agent_core.state import AgentState
 from agent_core.tool import ToolChunk, Toolkit
+from tests.support.dispatchers import RecordingDispatcher
 
 pytestmark = [pytest.mark.redis]
 
 USER = "alice"
-
-
-class RecordingDispatcher:
-    """Stands in for session owners: remembers which sessions were woken or stopped."""
-
-    def __init__(self) -> None:
-        self.woken: list[str] = []
-        self.stopped: list[str] = []
-
-    async def wake(self, session_id: str) -> None:
-        self.woken.append(session_id)
-
-    async def wake_many(self, session_ids: list[str]) -> None:
-        self.woken.extend(session_ids)
-
-    async def maintain(self) -> None:
-        return None
-
-    async def interrupt(self, session_id: str) -> bool:
-        return False
-
-    async def stop(self, session_id: str) -> None:
-        self.stopped.append(session_id)
-
-    async def close(self) -> None:
-        return None
 
 
 class RecordingControl:

@@ -1,0 +1,16 @@
+"""Fixtures of the message bus tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    """A client of the test's emptied Redis database."""
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
