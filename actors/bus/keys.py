@@ -182,8 +182,11 @@ class Keys:
         return f"{self.prefix}:session-host:{host}:sessions"
 
     def host_wakes(self, host: str) -> str:
-        """Pub/sub channel: ids of sessions of one session host that have new inbox items."""
-        return f"{self.prefix}:session-host:{host}:wakes"
+        """Pub/sub channel: ids of sessions of one session host that have new inbox items.
+
+        The host's name comes last: the deliver script appends it to `host_wakes("")`.
+        """
+        return f"{self.prefix}:session-host-wakes:{host}"
 
     def session_placement(self) -> str:
         """Hash: session id -> the host actor running it (or `dedicated`)."""

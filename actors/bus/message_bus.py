@@ -32,7 +32,7 @@ from agent_core.event import AgentEvent, event_to_json
 # Returns false (the inbox is full) or {stream id, or '' for a duplicate; how many of the
 # session's host's wake listeners were told}.
 _DELIVER = (
-    guard(6, 7)
+    guard(6, 6)
     + """
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[4], ARGV[1])
@@ -45,7 +45,7 @@ redis.call('SADD', KEYS[3], ARGV[4])
 redis.call('HDEL', KEYS[4], ARGV[1])
 local host = redis.call('HGET', KEYS[5], ARGV[4])
 if not host then return {id, 0} end
-return {id, redis.call('PUBLISH', ARGV[5] .. host .. ARGV[6], ARGV[4])}
+return {id, redis.call('PUBLISH', ARGV[5] .. host, ARGV[4])}
 """
 )
 
@@ -179,6 +179,7 @@ class RedisMessageBus(RedisOwner):
         self.generation = generation
         self.inbox_maxlen = inbox_maxlen
         self.event_log_maxlen = event_log_maxlen
+        self._wake_channels = self.keys.host_wakes("")  # + a host's name: its channel
         self._deliver = self.redis.register_script(_DELIVER)
         self._append = self.redis.register_script(_APPEND)
         self._mark_running = self.redis.register_script(_MARK_RUNNING)
@@ -212,8 +213,13 @@ class RedisMessageBus(RedisOwner):
             self.keys.background(session_id),
             self.keys.session_placement(),
         ]
-        prefix, suffix = self.keys.host_wakes("{}").split("{}")
-        args = [item.item_id, self.inbox_maxlen, item.model_dump_json(), session_id, prefix, suffix]
+        args = [
+            item.item_id,
+            self.inbox_maxlen,
+            item.model_dump_json(),
+            session_id,
+            self._wake_channels,
+        ]
         return keys, args
 
     async def put(self, session_id: str, item: InboxItem) -> str | None:
