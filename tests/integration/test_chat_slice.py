@@ -11,8 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
+from actors.bus.items import ChatItem
+from actors.bus.keys import Keys
+from actors.bus.message_bus import Put, RedisMessageBus
+from actors.bus.redis_connect import connect
 from agent_core.event import parse_event
-from agent_core.message import AssistantMsg, Msg
+from agent_core.message import AssistantMsg, Msg, UserMsg
 from tests.integration.conftest import LiveService
 from tests.support import COMPAT_DIR
 from tests.support.api import USER, chat_and_collect, make_session, post_chat, wait_for_status
@@ -308,3 +312,27 @@ async def test_interrupting_a_parked_reply_closes_it(
     end = (await asyncio.wait_for(closed, 60))[-1].data
     assert end["finished_reason"] == "interrupted"
     await wait_for_status(api, session_id, "idle")
+
+
+async def test_a_delivery_to_a_live_session_signals_its_host_over_redis(
+    api: httpx.AsyncClient, live_service: LiveService, openai_server: OpenAIWireServer
+) -> None:
+    agent_id, session_id = await make_session(api, openai_server.base_url)
+    openai_server.push(ScriptedReply(text="First."), ScriptedReply(text="Second."))
+    await chat_and_collect(api, agent_id, session_id, "one")  # now live on a listening host
+
+    redis = connect(live_service.settings.redis_url)
+    bus = RedisMessageBus(redis, Keys(live_service.settings.key_prefix))
+    try:
+        item = ChatItem(input=[UserMsg("user", "two")])
+        assert await bus.put_many([(session_id, item)]) == [Put.SIGNALLED]
+        # No Ray wake was made: the host's listener alone starts the reply.
+        deadline = asyncio.get_running_loop().time() + 30
+        roles: list[str] = []
+        while asyncio.get_running_loop().time() < deadline and len(roles) < 4:
+            await asyncio.sleep(0.1)
+            page = (await api.get(f"/sessions/{session_id}/messages", headers=USER)).json()
+            roles = [m["role"] for m in page["messages"]]
+        assert roles == ["user", "assistant", "user", "assistant"]
+    finally:
+        await redis.aclose()
