@@ -88,10 +88,12 @@ class Mailbox:
         """
         deliveries = [(session_id, stamped(item)) for session_id, item in deliveries]
         puts = await self.bus.put_many(deliveries)
-        for (_, item), put in zip(deliveries, puts, strict=True):
+        woken: list[str] = []
+        for (session_id, item), put in zip(deliveries, puts, strict=True):
             if put is not Put.REFUSED:
                 delivered(item.type)
-        woken = [sid for (sid, _), put in zip(deliveries, puts, strict=True) if put is Put.QUEUED]
+            if put is Put.QUEUED:
+                woken.append(session_id)
         if woken:
             try:
                 await self.dispatcher.wake_many(woken)
