@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from actors.errors import NotFound, SessionBusy, SessionNotFound
 from actors.ops.audit import SessionAudit, audit_session
 from actors.sessions.chat_models import check_model_configs
 from actors.sessions.lifecycle import delete_user_session
-from actors.sessions.status import parked_status
+from actors.sessions.status import parked_states
 from actors.storage.records import SessionConfig, SessionRecord, SessionStatus
 from actors.teams.store import NotInTeam, TeamNotFound, TeamRecord
 from actors.wiring import RuntimeParts
@@ -22,7 +23,7 @@ from actors.workspaces.session_workspaces import (
     workspace_request,
 )
 from agent_core.event import CustomEvent
-from agent_core.state import ToolContext
+from agent_core.state import AgentState, ToolContext
 
 
 @dataclass(frozen=True)
@@ -89,22 +90,24 @@ class SessionsClient:
         """
         if agent_id is not None:
             await self._storage.get_agent(user_id, agent_id)
-        overviews = []
-        for session in await self._storage.list_sessions(user_id, agent_id):
-            state = await self._storage.load_state(session.id)
-            running = await self._bus.running(session.id) is not None
-            status = await self._waiting_status(session.id, running, parked_status(state))
-            light = state.model_copy(
-                update={"context": [], "summary": "", "tool_context": ToolContext()}
-            )
-            team = None
-            if session.team_id is not None:
-                with contextlib.suppress(TeamNotFound):
-                    team = await self._teams.get(session.team_id)
-            overviews.append(
-                SessionOverview(session.model_copy(update={"state": light}), running, status, team)
-            )
-        return overviews
+        sessions = await self._storage.list_sessions(user_id, agent_id)
+        states = await parked_states(self._storage, [session.id for session in sessions])
+        return list(await asyncio.gather(*map(self._overview, sessions, states)))
+
+    async def _overview(
+        self, session: SessionRecord, parked: tuple[AgentState, SessionStatus]
+    ) -> SessionOverview:
+        state, parked_as = parked
+        running = await self._bus.running(session.id) is not None
+        status = await self._waiting_status(session.id, running, parked_as)
+        light = state.model_copy(
+            update={"context": [], "summary": "", "tool_context": ToolContext()}
+        )
+        team = None
+        if session.team_id is not None:
+            with contextlib.suppress(TeamNotFound):
+                team = await self._teams.get(session.team_id)
+        return SessionOverview(session.model_copy(update={"state": light}), running, status, team)
 
     async def get(self, user_id: str, session_id: str) -> SessionRecord:
         """Return one of the user's sessions with its state.
@@ -175,7 +178,7 @@ class SessionsClient:
     async def _status(self, session_id: str) -> SessionStatus:
         if await self._bus.running(session_id) is not None:
             return SessionStatus.RUNNING
-        parked = parked_status(await self._storage.load_state(session_id))
+        [(_, parked)] = await parked_states(self._storage, [session_id])
         return await self._waiting_status(session_id, False, parked)
 
     async def _waiting_status(

@@ -389,6 +389,18 @@ class RedisStorage(RedisOwner):
         ]
         return assemble(session_id, await self._load_state(keys=session_keys))
 
+    async def load_state_heads(self, session_ids: list[str]) -> list[AgentState | None]:
+        """Each session's AgentState without its context, read in one round trip.
+
+        None for a session whose state is not stored as a head (none saved, or the older
+        whole layout): `load_state` reads those.
+        """
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for session_id in session_ids:
+                pipe.hget(self.keys.state_head(session_id), "state")
+            heads = await pipe.execute()
+        return [None if head is None else AgentState.model_validate_json(head) for head in heads]
+
     # transcript
     async def list_messages(
         self, session_id: str, before: str | None, limit: int, offset: int = 0
