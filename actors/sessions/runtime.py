@@ -22,37 +22,32 @@ import logging
 from collections.abc import Awaitable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from actors.bus.items import ChatItem, HintItem, InboxItem
+from actors.bus.items import ChatItem, InboxItem
 from actors.bus.mailbox import Mailbox
 from actors.bus.outage import OUTAGE_ERRORS, ride_out
 from actors.errors import SessionFenced
 from actors.ops.metrics import inbox_read
-from actors.ops.metrics_middleware import MetricsMiddleware
 from actors.ops.tracing import continued
-from actors.schedules.tools import ScheduleContext
 from actors.sessions.background_calls import BackgroundCalls, settle_orphans
 from actors.sessions.chat_models import ModelSlot
 from actors.sessions.dead_letters import DeadLetters
 from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hints import InboxBackgroundSink, InboxHints
+from actors.sessions.inbox_batches import first_batch, resume_input
+from actors.sessions.reply_agent import ReplySetup, SessionServices, reply_agent
 from actors.sessions.reply_writer import Recovered, ReplyWriter
 from actors.sessions.titles import opening_text, session_title
-from actors.sessions.toolkit import SessionTools, session_toolkit
 from actors.storage.records import AgentRecord, SessionNaming, SessionRecord
 from actors.storage.redis_storage import RedisStorage
-from actors.teams.announcements import AnnounceChangesMiddleware
 from actors.teams.invite import invitable
 from actors.teams.store import SubAgentTemplate, TeamStore, template_registry
-from actors.teams.tools import TeamContext
 from actors.workspaces.session_workspaces import SessionKit, SessionWorkspaces, workspace_request
 from agent_core._ids import new_id
-from agent_core.agent import Agent, ModelConfig, Restarted, ResumeEvent
+from agent_core.agent import ModelConfig, Restarted
 from agent_core.event import AgentEvent, CustomEvent, HintBlockEvent, ReplyEndEvent, ReplyStartEvent
 from agent_core.message import AssistantMsg, ErrorInfo, ErrorType, Msg, ReplyFinishedReason
-from agent_core.middleware import MiddlewareBase, TracingMiddleware
 from agent_core.model.base import ChatModelBase
 from agent_core.state import AgentState
-from agent_core.tool import ToolBase
 
 if TYPE_CHECKING:
     from actors.schedules.service import ScheduleService
@@ -94,16 +89,22 @@ class SessionRuntime:
         self._bus = mailbox.bus
         self._mailbox = mailbox
         self._workspaces = workspaces
-        self._teams = TeamStore(storage.redis, storage.keys)
-        self._templates = template_registry(templates or [])
-        self._tool_timeout = tool_timeout
-        self._schedules = schedules
         self._extensions = extensions or AgentExtensions()
         self._calls = BackgroundCalls(
             storage.redis, mailbox.bus.keys, session_id, mailbox.bus.generation
         )
         self._sink = InboxBackgroundSink(
             lambda item: mailbox.deliver(session_id, item), self._calls
+        )
+        self._services = SessionServices(
+            session_id=session_id,
+            storage=storage,
+            teams=TeamStore(storage.redis, storage.keys),
+            mailbox=mailbox,
+            templates=template_registry(templates or []),
+            schedules=schedules,
+            sink=self._sink,
+            tool_timeout=tool_timeout,
         )
         self._dead_letters = DeadLetters(storage, mailbox.bus, session_id)
         self._outage_grace = outage_grace
@@ -220,7 +221,7 @@ class SessionRuntime:
                     if self._woken_again:
                         continue
                     return
-                batch = _first_batch(pending)
+                batch = first_batch(pending)
                 # A reply to leading hints takes the first of them.
                 taken = [stream_id for stream_id, _ in batch or pending[:1]]
                 inbox_read(len(pending))
@@ -326,7 +327,8 @@ class SessionRuntime:
             )
             pool = [a for a in agents if invitable(a)]
             models = ModelConfig(fallback_model=fallback)
-            agent = self._agent(session, agent_record, model, models, kit, hints, pool, extra)
+            setup = ReplySetup(session, agent_record, model, models, kit, hints, pool, extra)
+            agent = reply_agent(self._services, state, setup)
         except OUTAGE_ERRORS:
             raise  # not the user's problem: the drain retries once Redis is back
         except Exception as exc:
@@ -334,7 +336,7 @@ class SessionRuntime:
                 raise
             await self._fail_setup(agent_record.data.name, inputs, exc)
             return
-        resume = _resume_input(batch)
+        resume = resume_input(batch)
         start = Restarted(recovered.reply_id) if recovered else resume or inputs or None
         # A reply opens with the hints of the inbox just read: REPLY_START waits for them, so
         # they are the one commit that begins the run (the agent yields them without waiting).
@@ -368,77 +370,6 @@ class SessionRuntime:
         if agent is None or self._owner != owner:
             agent = await self._storage.get_agent(session.user_id, session.agent_id)
         return session, agent
-
-    def _agent(
-        self,
-        session: SessionRecord,
-        agent_record: AgentRecord,
-        model: ChatModelBase,
-        models: ModelConfig,
-        kit: SessionKit,
-        hints: InboxHints,
-        invitable_agents: list[AgentRecord],
-        extra: tuple[list[MiddlewareBase], list[ToolBase]],
-    ) -> Agent:
-        """The session's agent for one reply: workspace, team and extra tools, prompt, limits.
-
-        Raises:
-            ToolError: an extra tool's name is taken.
-        """
-        state, _ = self._owned()
-        team = TeamContext(
-            session_id=self.session_id,
-            agent_name=agent_record.data.name,
-            storage=self._storage,
-            teams=self._teams,
-            mailbox=self._mailbox,
-            templates=self._templates,
-        )
-        schedules = None
-        if self._schedules is not None and session.config.chat_model_config is not None:
-            schedules = ScheduleContext(
-                service=self._schedules,
-                user_id=session.user_id,
-                agent_id=session.agent_id,
-                session_id=session.id,
-                chat_model_config=session.config.chat_model_config,
-            )
-        kit.grant(state.permission_context)
-        self._sink.hand_over = kit.hand_over
-        self._sink.stop_handed = kit.stop_background
-        extra_middlewares, extra_tools = extra
-        toolkit = session_toolkit(
-            kit.tools,
-            SessionTools(session, team, self._sink, schedules, invitable_agents),
-        )
-        for tool in extra_tools:
-            toolkit.register(tool)
-        chat = agent_record.data.chat_config
-        membership = session.membership
-        return Agent(
-            name=membership.member_name if membership else agent_record.data.name,
-            system_prompt=kit.system_prompt(
-                session.config.system_prompt or agent_record.data.system_prompt
-            ),
-            model=model,
-            model_config=models,
-            toolkit=toolkit,
-            state=state,
-            offloader=kit.offloader,
-            middlewares=[
-                TracingMiddleware(),
-                MetricsMiddleware(),
-                AnnounceChangesMiddleware(),
-                *extra_middlewares,
-            ],
-            context_config=session.config.context_config or chat.context_config,
-            react_config=session.config.react_config or chat.react_config,
-            hint_source=hints,
-            background_sink=self._sink,
-            tool_timeout=self._tool_timeout,
-            # Agents are untrusted: reading outside the workspace is never silently allowed.
-            confine_reads=True,
-        )
 
     async def _title(self, model: ChatModelBase, text: str) -> None:
         """Replace the session's placeholder name with a title of its opening message."""
@@ -500,35 +431,3 @@ def _opens(held: list[AgentEvent], hints: int) -> bool:
         and isinstance(held[0], ReplyStartEvent)
         and all(isinstance(event, HintBlockEvent) for event in held[1:])
     )
-
-
-def _resume_input(batch: list[tuple[str, InboxItem]]) -> ResumeEvent | None:
-    """The confirmation, external result or interrupt a batch carries, if any."""
-    if len(batch) == 1 and isinstance(batch[0][1], ChatItem):
-        value = batch[0][1].input
-        if isinstance(value, ResumeEvent):
-            return value
-    return None
-
-
-def _first_batch(pending: list[tuple[str, InboxItem]]) -> list[tuple[str, InboxItem]]:
-    """The items one reply consumes.
-
-    Messages that queued up become one reply's input. A confirmation, an external result or a
-    bare continue is a reply of its own. Hints that precede the first chat item start a reply
-    of their own (injected by the hint source), and are not part of the batch.
-    """
-    first_id, first = pending[0]
-    if isinstance(first, HintItem):
-        return []
-    if not isinstance(first.input, list):
-        return [(first_id, first)]
-    batch: list[tuple[str, InboxItem]] = [(first_id, first)]
-    for entry in pending[1:]:
-        item = entry[1]
-        if isinstance(item, HintItem):
-            continue
-        if not isinstance(item.input, list):
-            break
-        batch.append(entry)
-    return batch
