@@ -11,7 +11,7 @@ import logging
 import httpx
 
 from agent_core.credential import CredentialBase, DashScopeCredential, OpenAICredential
-from serve.schemas import CredentialCheckResponse
+from serve.credential_schemas import CredentialCheckResponse
 
 log = logging.getLogger(__name__)
 

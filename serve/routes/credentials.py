@@ -7,8 +7,7 @@ from fastapi.exceptions import RequestValidationError
 
 from agent_core.credential import credential_json_schemas
 from serve import credential_check
-from serve.deps import Runtime, UserId
-from serve.schemas import (
+from serve.credential_schemas import (
     CreateCredentialRequest,
     CreateCredentialResponse,
     CredentialCheckResponse,
@@ -18,6 +17,7 @@ from serve.schemas import (
     UpdateCredentialRequest,
     keep_masked_secrets,
 )
+from serve.deps import Runtime, UserId
 
 router = APIRouter(prefix="/credential", tags=["credential"])
 

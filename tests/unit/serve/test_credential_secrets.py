@@ -17,7 +17,7 @@ from agent_core.credential import (
     parse_credential,
 )
 from agent_core.errors import CredentialError
-from serve.schemas import MASK, keep_masked_secrets
+from serve.credential_schemas import MASK, keep_masked_secrets
 
 KEY = "sk-ant-very-secret"
 STORED: TypeAdapter[CredentialBase] = TypeAdapter(Credential)
