@@ -6,11 +6,12 @@ import json
 import os
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from actors.bus.keys import DEFAULT_KEY_PREFIX
 from actors.bus.message_bus import DEFAULT_EVENT_LOG_MAXLEN, DEFAULT_INBOX_MAXLEN
 from actors.teams.store import SubAgentTemplate
+from agent_core.deferred_model import DeferredModel
 from workspaces.docker import DEFAULT_IMAGE, DockerPolicy, ReadOnlyMount
 
 _IMPORT_PATH = r"^[\w.]+:[\w.]+$"
@@ -29,7 +30,7 @@ def parse_mounts(text: str) -> list[ReadOnlyMount]:
     return mounts
 
 
-class RuntimeSettings(BaseModel):
+class RuntimeSettings(DeferredModel):
     """Where the runtime keeps its data and how it names its actors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

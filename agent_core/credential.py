@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     PlainSerializer,
@@ -30,6 +29,7 @@ from pydantic import (
     model_serializer,
 )
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import CredentialError
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ REVEAL_SECRETS = "reveal_secrets"
 """Serialisation context key: dump `SecretStr` fields in plain (only the stored form does)."""
 
 
-class CredentialBase(BaseModel):
+class CredentialBase(DeferredModel):
     """Connection details for one model provider."""
 
     # Validation errors must not echo the input: it holds the secret.

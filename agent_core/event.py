@@ -11,7 +11,6 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -21,6 +20,7 @@ from pydantic import (
 )
 
 from agent_core._ids import new_id, now_iso
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import (
     DataOrText,
     ErrorInfo,
@@ -65,7 +65,7 @@ class EventType(StrEnum):
     CUSTOM = "CUSTOM"
 
 
-class EventBase(BaseModel):
+class EventBase(DeferredModel):
     """Fields every event carries."""
 
     model_config = ConfigDict(extra="forbid")
@@ -294,7 +294,7 @@ class RequireExternalExecutionEvent(_ReplyEvent):
     tool_calls: list[ToolCallBlock]
 
 
-class ConfirmResult(BaseModel):
+class ConfirmResult(DeferredModel):
     """The user's verdict on one parked tool call."""
 
     model_config = ConfigDict(extra="forbid")

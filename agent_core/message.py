@@ -23,6 +23,7 @@ from pydantic import (
 
 from agent_core._ids import new_id, now_iso
 from agent_core._trusted import trusted_maker
+from agent_core.deferred_model import DeferredModel
 from agent_core.permission.types import PermissionRule
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 Role = Literal["user", "assistant", "system"]
 
 
-class _Model(BaseModel):
+class _Model(DeferredModel):
     model_config = ConfigDict(extra="forbid")
 
 

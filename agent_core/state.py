@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._ids import new_id, now_iso
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import DataOrText, Msg
 from agent_core.permission.types import PermissionContext
 
 
-class _State(BaseModel):
+class _State(DeferredModel):
     model_config = ConfigDict(extra="forbid")
 
 

@@ -13,8 +13,9 @@ import time
 import uuid
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
+from agent_core.deferred_model import DEFERRED, DeferredModel
 from agent_core.errors import ToolError
 from agent_core.skill import LocalSkillLoader, Skill
 from agent_core.skill.skill import SKILL_FILE
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 INDEX_FILE = ".skills"
 
 
-class SkillIndexEntry(BaseModel):
+class SkillIndexEntry(DeferredModel):
     """One line of the `.skills` index."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +46,7 @@ class SkillIndexEntry(BaseModel):
     updated_at: float = Field(description="When it was installed or replaced (epoch s).")
 
 
-SKILL_INDEX = TypeAdapter(list[SkillIndexEntry])
+SKILL_INDEX = TypeAdapter(list[SkillIndexEntry], config=DEFERRED)
 
 
 class SkillStore:

@@ -8,8 +8,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import MCPError
 from agent_core.mcp import MCPClientConfig
 from agent_core.message import Msg, ToolResultBlock
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class MCPToolInfo(BaseModel):
+class MCPToolInfo(DeferredModel):
     """One tool an MCP server exposes, as its server names it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -32,7 +33,7 @@ class MCPToolInfo(BaseModel):
     description: str | None = Field(default=None, description="What the tool does.")
 
 
-class MCPStatus(BaseModel):
+class MCPStatus(DeferredModel):
     """An MCP server of the workspace, with the tools it lists right now."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,7 +44,7 @@ class MCPStatus(BaseModel):
     error: str | None = Field(default=None, description="Why listing its tools failed.")
 
 
-class InstalledSkill(BaseModel):
+class InstalledSkill(DeferredModel):
     """A skill installed in the workspace."""
 
     model_config = ConfigDict(extra="forbid")

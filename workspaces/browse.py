@@ -20,8 +20,9 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from workspaces.errors import PathForbidden, PathNotFound, TooLarge, WrongFileType
 
 MAX_FILE_BYTES = 1 << 30
@@ -38,7 +39,7 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 
 
-class DirectoryEntry(BaseModel):
+class DirectoryEntry(DeferredModel):
     """One entry in a workspace directory listing."""
 
     model_config = ConfigDict(extra="forbid")
@@ -55,7 +56,7 @@ class DirectoryEntry(BaseModel):
     )
 
 
-class DirectoryListing(BaseModel):
+class DirectoryListing(DeferredModel):
     """One directory level, plus the path it actually resolved to."""
 
     model_config = ConfigDict(extra="forbid")
@@ -70,7 +71,7 @@ class DirectoryListing(BaseModel):
     )
 
 
-class FileInfo(BaseModel):
+class FileInfo(DeferredModel):
     """A regular file of a workspace, as found when it was opened."""
 
     model_config = ConfigDict(extra="forbid")

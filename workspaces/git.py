@@ -15,8 +15,9 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import TextBlock
 from agent_core.tool.execution import ToolExecutor, ToolInvocation
 
@@ -41,7 +42,7 @@ _DELETIONS = re.compile(rb"(\d+) deletion")
 _AHEAD_BEHIND = re.compile(r"^\+(\d+) -(\d+)$")
 
 
-class GitStatus(BaseModel):
+class GitStatus(DeferredModel):
     """Git state of one directory."""
 
     model_config = ConfigDict(extra="forbid")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from agent_core.deferred_model import DeferredModel
 
 MiB = 1024 * 1024
 
 
-class WorkspaceLimits(BaseModel):
+class WorkspaceLimits(DeferredModel):
     """Resource limits shared by the isolating backends (bubblewrap, Docker)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from agent_core._ids import new_id
+from agent_core.deferred_model import DEFERRED, DeferredModel
 from agent_core.event import (
     ExternalExecutionResultEvent,
     UserConfirmResultEvent,
@@ -31,7 +32,7 @@ ChatInput = (
 )
 
 
-class ChatItem(BaseModel):
+class ChatItem(DeferredModel):
     """A `POST /chat/` input: user messages, a confirmation/external result, or None (continue)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -42,7 +43,7 @@ class ChatItem(BaseModel):
     trace_context: TraceContext = Field(default_factory=dict, description=_TRACE_CONTEXT)
 
 
-class HintItem(BaseModel):
+class HintItem(DeferredModel):
     """An out-of-band hint for the session's agent."""
 
     model_config = ConfigDict(extra="forbid")
@@ -60,10 +61,10 @@ class HintItem(BaseModel):
 
 InboxItem = Annotated[ChatItem | HintItem, Field(discriminator="type")]
 
-_ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem)
+_ITEM: TypeAdapter[InboxItem] = TypeAdapter(InboxItem, config=DEFERRED)
 
 
-class UnreadableItem(BaseModel):
+class UnreadableItem(DeferredModel):
     """An inbox entry that does not parse as an item: why, and its stored form."""
 
     model_config = ConfigDict(extra="forbid")

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from actors.bus.items import ChatItem
 from actors.bus.message_bus import RedisMessageBus
 from actors.storage.redis_storage import RedisStorage
+from agent_core.deferred_model import DeferredModel
 from agent_core.event import EventType
 
 _READ_BATCH = 5_000
 
 
-class SessionAudit(BaseModel):
+class SessionAudit(DeferredModel):
     """The invariants of one session, checked against Redis."""
 
     model_config = ConfigDict(extra="forbid")
@@ -108,7 +109,7 @@ async def audit_session(
     )
 
 
-class _Header(BaseModel):
+class _Header(DeferredModel):
     """The fields of an event the audit reads (the rest is ignored)."""
 
     type: str

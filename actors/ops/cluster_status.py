@@ -12,10 +12,11 @@ import logging
 from typing import Any, Literal
 
 import ray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from actors._remote.session_actor import SESSION_ACTOR_PREFIXES
 from actors.bus.message_bus import RedisMessageBus
+from agent_core.deferred_model import DeferredModel
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ _ROLE_LABEL = "troupe.io/node-role"
 _HOST_TIMEOUT_S = 5.0
 
 
-class NodeStatus(BaseModel):
+class NodeStatus(DeferredModel):
     """One Ray node."""
 
     model_config = ConfigDict(extra="forbid")
@@ -35,7 +36,7 @@ class NodeStatus(BaseModel):
     resources: dict[str, float] = Field(description="The node's total resources.")
 
 
-class HostStatus(BaseModel):
+class HostStatus(DeferredModel):
     """One actor hosting sessions."""
 
     model_config = ConfigDict(extra="forbid")
@@ -46,7 +47,7 @@ class HostStatus(BaseModel):
     reachable: bool = Field(default=True, description="Whether it answered in time.")
 
 
-class InboxStatus(BaseModel):
+class InboxStatus(DeferredModel):
     """A session with undelivered items."""
 
     model_config = ConfigDict(extra="forbid")
@@ -55,7 +56,7 @@ class InboxStatus(BaseModel):
     depth: int = Field(description="Items in its inbox (the reply in progress included).")
 
 
-class ClusterStatus(BaseModel):
+class ClusterStatus(DeferredModel):
     """The deployment at a glance."""
 
     model_config = ConfigDict(extra="forbid")

@@ -20,7 +20,7 @@ import time
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys, checked_id
@@ -29,6 +29,7 @@ from actors.schedules.cron import cron_trigger
 from actors.storage.records import ChatModelConfig, SessionRecord, _Record
 from actors.storage.redis_storage import RedisStorage
 from agent_core._ids import now_iso
+from agent_core.deferred_model import DeferredModel
 from agent_core.permission import PermissionMode
 
 
@@ -66,7 +67,7 @@ def to_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-class ScheduleData(BaseModel):
+class ScheduleData(DeferredModel):
     """What a schedule does and when (its `description` is the task the agent is given)."""
 
     model_config = ConfigDict(extra="forbid")

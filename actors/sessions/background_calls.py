@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys
@@ -23,6 +23,7 @@ from actors.bus.message_bus import RedisMessageBus
 from actors.bus.outage import OUTAGE_ERRORS
 from actors.sessions.hints import InboxBackgroundSink, background_item_id, completion_hint
 from agent_core.agent import reads_only
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import ToolCallBlock, ToolResultState
 from agent_core.state import AgentState
 from agent_core.tool import ToolBase, Toolkit
@@ -57,7 +58,7 @@ INTERRUPTED_BY_RESTART = (
 """The result of a background call its crashed runner never finished (and may not re-run)."""
 
 
-class BackgroundCall(BaseModel):
+class BackgroundCall(DeferredModel):
     """A tool call running in the background whose result has not been delivered."""
 
     model_config = ConfigDict(extra="forbid")

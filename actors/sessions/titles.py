@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import Msg, UserMsg
 from agent_core.model.base import ChatModelBase
 
@@ -25,7 +26,7 @@ NAMING_INPUT_LIMIT = 2000
 NAMING_NAME_LIMIT = 60
 
 
-class SessionTitle(BaseModel):
+class SessionTitle(DeferredModel):
     """What the model hands over when titling a session."""
 
     title: str = Field(

@@ -14,16 +14,17 @@ import secrets
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys
+from agent_core.deferred_model import DeferredModel
 
 TOKEN_PREFIX = "trp_"
 """What every Troupe API key starts with (so secret scanners and people recognise one)."""
 
 
-class ApiKey(BaseModel):
+class ApiKey(DeferredModel):
     """Who an API key identifies (the secret's hash included, the secret never)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -6,17 +6,18 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agent_core._ids import new_id, now_iso
 from agent_core.agent import ContextConfig, ReActConfig
 from agent_core.credential import Credential
+from agent_core.deferred_model import DeferredModel
 from agent_core.mcp import MCPClientConfig
 from agent_core.permission import PermissionMode
 from agent_core.state import AgentState
 
 
-class _Record(BaseModel):
+class _Record(DeferredModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(default_factory=new_id, description="Record id.")
@@ -24,7 +25,7 @@ class _Record(BaseModel):
     updated_at: str = Field(default_factory=now_iso, description="ISO 8601 last update time.")
 
 
-class InviteConfig(BaseModel):
+class InviteConfig(DeferredModel):
     """Whether other agents' teams may borrow this agent, and what they are told about it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -51,7 +52,7 @@ class InviteConfig(BaseModel):
         return self
 
 
-class AgentChatConfig(BaseModel):
+class AgentChatConfig(DeferredModel):
     """How the agent runs in text chat."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,7 +74,7 @@ class AgentChatConfig(BaseModel):
     )
 
 
-class AgentData(BaseModel):
+class AgentData(DeferredModel):
     """What a user defines about an agent."""
 
     model_config = ConfigDict(extra="forbid")
@@ -149,7 +150,7 @@ class SkillRecord(_LibraryItem):
     markdown: str = Field(default="", description="Its SKILL.md.")
 
 
-class ChatModelConfig(BaseModel):
+class ChatModelConfig(DeferredModel):
     """Which model a session talks to, through which credential."""
 
     model_config = ConfigDict(extra="forbid")
@@ -163,7 +164,7 @@ class ChatModelConfig(BaseModel):
     )
 
 
-class SessionNaming(BaseModel):
+class SessionNaming(DeferredModel):
     """Who owns a session's display name."""
 
     model_config = ConfigDict(extra="forbid")
@@ -182,7 +183,7 @@ def _creation_stamp() -> str:
     return datetime.now().strftime("%Y-%m-%d %H:%M:%S")  # noqa: DTZ005
 
 
-class SessionConfig(BaseModel):
+class SessionConfig(DeferredModel):
     """Session settings, set at creation."""
 
     model_config = ConfigDict(extra="forbid")
@@ -220,7 +221,7 @@ class SessionStatus(StrEnum):
     """Inputs wait in the inbox of a session whose owner has never been activated yet."""
 
 
-class UserOrigin(BaseModel):
+class UserOrigin(DeferredModel):
     """A session a person opened themselves."""
 
     model_config = ConfigDict(extra="forbid")
@@ -228,7 +229,7 @@ class UserOrigin(BaseModel):
     type: Literal["user"] = "user"
 
 
-class ScheduleOrigin(BaseModel):
+class ScheduleOrigin(DeferredModel):
     """A session a schedule opened on its due date."""
 
     model_config = ConfigDict(extra="forbid")
@@ -244,7 +245,7 @@ class TeamRole(StrEnum):
     WORKER = "worker"
 
 
-class TeamMembership(BaseModel):
+class TeamMembership(DeferredModel):
     """How a session belongs to a team."""
 
     model_config = ConfigDict(extra="forbid")

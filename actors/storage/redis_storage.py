@@ -33,13 +33,14 @@ from actors.storage.records import (
 from actors.storage.stored_state import LOAD, assemble, whole
 from agent_core._ids import now_iso
 from agent_core.credential import Credential
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import Msg
 from agent_core.state import AgentState
 
 R = TypeVar("R", bound=BaseModel)
 
 
-class _SessionOwner(BaseModel):
+class _SessionOwner(DeferredModel):
     """What an ownership check reads of a session record (validating all of it costs more)."""
 
     user_id: str

@@ -15,10 +15,11 @@ from operator import attrgetter, is_not, ne
 from pydantic import TypeAdapter
 
 from actors.bus.commit import StateWrite
+from agent_core.deferred_model import DEFERRED
 from agent_core.message import Msg
 from agent_core.state import AgentState
 
-_MSGS = TypeAdapter(list[Msg])
+_MSGS = TypeAdapter(list[Msg], config=DEFERRED)
 
 # KEYS: state head, state context, state (older layout). Returns head, context as one JSON
 # array (one reply to parse, not one per message), version, older state; each may be nil.

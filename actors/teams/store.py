@@ -6,13 +6,16 @@ a team record names its leader session and its workers. Key: `{p}:team:{team_id}
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import functools
+
+from pydantic import ConfigDict, Field, field_validator
 from redis.asyncio import Redis
 
 from actors.bus.keys import Keys
 from actors.errors import NotFound
 from agent_core._ids import new_id, now_iso
 from agent_core.agent import ContextConfig, ReActConfig
+from agent_core.deferred_model import DeferredModel
 from agent_core.permission import PermissionContext
 from agent_core.state import TaskContext
 
@@ -39,7 +42,7 @@ class NotInTeam(NotFound):
     kind = "team of session"
 
 
-class SubAgentTemplate(BaseModel):
+class SubAgentTemplate(DeferredModel):
     """A blueprint for workers: prompt, permissions and loop settings of one worker type."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,11 +76,15 @@ class SubAgentTemplate(BaseModel):
         )
 
 
-DEFAULT_TEMPLATE = SubAgentTemplate(
-    type="default",
-    description="A general-purpose worker.",
-    system_prompt_template=DEFAULT_WORKER_PROMPT,
-)
+@functools.cache
+def _default_template() -> SubAgentTemplate:
+    # Made when a registry first needs it: an instance at import would build the
+    # template's validator (and its nested configs') in every process importing this.
+    return SubAgentTemplate(
+        type="default",
+        description="A general-purpose worker.",
+        system_prompt_template=DEFAULT_WORKER_PROMPT,
+    )
 
 
 def template_registry(templates: list[SubAgentTemplate]) -> dict[str, SubAgentTemplate]:
@@ -91,11 +98,11 @@ def template_registry(templates: list[SubAgentTemplate]) -> dict[str, SubAgentTe
         if template.type in registry:
             raise ValueError(f"duplicate sub-agent template type {template.type!r}")
         registry[template.type] = template
-    registry.setdefault("default", DEFAULT_TEMPLATE)
+    registry.setdefault("default", _default_template())
     return registry
 
 
-class TeamMember(BaseModel):
+class TeamMember(DeferredModel):
     """A worker of a team."""
 
     model_config = ConfigDict(extra="forbid")
@@ -109,7 +116,7 @@ class TeamMember(BaseModel):
     )
 
 
-class TeamRecord(BaseModel):
+class TeamRecord(DeferredModel):
     """A team: its leader session and its workers."""
 
     model_config = ConfigDict(extra="forbid")

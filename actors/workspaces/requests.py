@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.skill import Skill
 from workspaces.browse import FileInfo
 from workspaces.errors import InvalidSkill
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 MAX_SKILL_BUNDLE_BYTES = 16 * 1024 * 1024
 
 
-class WorkspaceRequest(BaseModel):
+class WorkspaceRequest(DeferredModel):
     """Which workspace a request is about: the isolation policy keys it from these."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -36,7 +37,7 @@ class WorkspaceRequest(BaseModel):
     workspace_id: str | None = None
 
 
-class MCPToolView(BaseModel):
+class MCPToolView(DeferredModel):
     """One tool of a workspace's MCP server, as listed by the server."""
 
     model_config = ConfigDict(extra="forbid")
@@ -45,7 +46,7 @@ class MCPToolView(BaseModel):
     tool: dict[str, Any] = Field(description="The server's `tools/list` entry.")
 
 
-class WorkspaceView(BaseModel):
+class WorkspaceView(DeferredModel):
     """What a session takes from its workspace for one reply."""
 
     model_config = ConfigDict(extra="forbid")
@@ -58,7 +59,7 @@ class WorkspaceView(BaseModel):
     skills: list[Skill] = Field(default_factory=list)
 
 
-class WorkspaceStatusView(BaseModel):
+class WorkspaceStatusView(DeferredModel):
     """Where a session works in its workspace, and the git state there."""
 
     model_config = ConfigDict(extra="forbid")
@@ -68,7 +69,7 @@ class WorkspaceStatusView(BaseModel):
     git: GitStatus | None = Field(default=None, description="Git state of `cwd`, if any.")
 
 
-class SkillBundle(BaseModel):
+class SkillBundle(DeferredModel):
     """A skill directory in transit: relative path -> base64 content."""
 
     model_config = ConfigDict(extra="forbid")

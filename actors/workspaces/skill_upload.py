@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from actors.workspaces.requests import MAX_SKILL_BUNDLE_BYTES, SkillBundle
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import ToolError
 from agent_core.skill import Skill
 from agent_core.skill.skill import SKILL_FILE
@@ -32,7 +33,7 @@ _MAX_PATH_CHARS = 1024
 _MAX_NAME_BYTES = 255
 
 
-class UploadEntry(BaseModel):
+class UploadEntry(DeferredModel):
     """One file of a folder upload, as the client describes it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -44,7 +45,7 @@ class UploadEntry(BaseModel):
     size: int = Field(ge=0, description="The file's size in bytes.")
 
 
-class UploadManifest(BaseModel):
+class UploadManifest(DeferredModel):
     """The declared contents of a folder upload, in the order the parts are sent."""
 
     model_config = ConfigDict(extra="forbid")

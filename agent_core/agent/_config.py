@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.model.base import ChatModelBase
 
 # The default texts are AgentScope's, kept verbatim so prompts and summaries read the same.
@@ -76,7 +77,7 @@ def default_summary_schema() -> dict[str, Any]:
     }
 
 
-class ReActConfig(BaseModel):
+class ReActConfig(DeferredModel):
     """Reasoning-acting loop settings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -99,7 +100,7 @@ class ReActConfig(BaseModel):
     )
 
 
-class ContextConfig(BaseModel):
+class ContextConfig(DeferredModel):
     """When and how the context is compressed, and how long tool results may be."""
 
     model_config = ConfigDict(extra="forbid")
@@ -182,7 +183,7 @@ class ContextConfig(BaseModel):
         return self
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(DeferredModel):
     """Retries and fallback for model calls."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

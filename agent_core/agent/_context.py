@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core.agent._config import ContextConfig
 from agent_core.agent._tokens import (
@@ -24,6 +24,7 @@ from agent_core.agent._tokens import (
     count_content,
     measure_context,
 )
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import ModelError, ModelResponseError
 from agent_core.message import (
     DataOrText,
@@ -61,7 +62,7 @@ _SUMMARY_TOOL_DESCRIPTION = "Hand over the continuation summary of the work so f
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-class CompressionResult(BaseModel):
+class CompressionResult(DeferredModel):
     """What one compression did (all zero / None when it had nothing to do)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

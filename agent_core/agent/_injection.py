@@ -30,10 +30,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from agent_core._trusted import trusted
 from agent_core.agent._tokens import ContextUsage
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import (
     HintBlock,
     Msg,
@@ -63,7 +64,7 @@ DEFAULT_TOOL_RETRIES_HINT = (
 )
 
 
-class InjectionConfig(BaseModel):
+class InjectionConfig(DeferredModel):
     """Which runtime state is injected into the context before reasoning, and how."""
 
     model_config = ConfigDict(extra="forbid")

@@ -13,10 +13,11 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._trusted import trusted
 from agent_core.agent._config import ContextConfig
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import (
     ContentBlock,
     DataBlock,
@@ -233,7 +234,7 @@ def count_content(content: str | Sequence[DataOrText], counter: TokenCounter | N
     return counter.count_blocks(content)
 
 
-class ContextUsage(BaseModel):
+class ContextUsage(DeferredModel):
     """Tokens a prompt takes, measured against the compression thresholds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from agent_core.deferred_model import DeferredModel
 
 
-class StdioMCPConfig(BaseModel):
+class StdioMCPConfig(DeferredModel):
     """Launch the server as a subprocess and speak MCP over its stdin/stdout."""
 
     model_config = ConfigDict(extra="forbid")
@@ -23,7 +25,7 @@ class StdioMCPConfig(BaseModel):
     cwd: str | None = Field(default=None, description="Working directory of the server process.")
 
 
-class HttpMCPConfig(BaseModel):
+class HttpMCPConfig(DeferredModel):
     """Reach a server over HTTP: Streamable HTTP (the default) or the legacy SSE transport."""
 
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +50,7 @@ MCPConfig = Annotated[StdioMCPConfig | HttpMCPConfig, Field(discriminator="type"
 """Either transport configuration, discriminated on `type`."""
 
 
-class MCPClientConfig(BaseModel):
+class MCPClientConfig(DeferredModel):
     """Everything needed to rebuild an `MCPClient`: what a workspace persists in its `.mcp` file."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,10 +11,11 @@ import base64
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._ids import new_id, now_iso
 from agent_core._trusted import trusted, trusted_copy
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import (
     Base64Source,
     DataBlock,
@@ -51,7 +52,7 @@ class FinishedReason(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-class ChatResponse(BaseModel):
+class ChatResponse(DeferredModel):
     """A model answer: the whole of it (`is_last=True`) or one streamed delta."""
 
     model_config = ConfigDict(extra="forbid")

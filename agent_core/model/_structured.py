@@ -18,6 +18,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import StructuredOutputError
 from agent_core.message import (
     AssistantMsg,
@@ -45,7 +46,7 @@ _TOOL_DESCRIPTION = (
 _MAX_SHOWN_INPUT = 120
 
 
-class StructuredResponse(BaseModel):
+class StructuredResponse(DeferredModel):
     """A validated structured output and what it took to get it."""
 
     model_config = ConfigDict(extra="forbid")

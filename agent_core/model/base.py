@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_core.credential import CredentialBase
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import ModelConnectionError, ModelHTTPError
 from agent_core.message import Msg
 from agent_core.model._response import ChatResponse, ResponseAccumulator
@@ -34,7 +35,7 @@ TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 _CARDS_DIR_NAME = "_models"
 
 
-class ToolSchema(BaseModel):
+class ToolSchema(DeferredModel):
     """A tool as the model sees it: name, description and JSON schema of its input."""
 
     model_config = ConfigDict(extra="forbid")
@@ -55,7 +56,7 @@ class ToolSchema(BaseModel):
         }
 
 
-class ToolChoice(BaseModel):
+class ToolChoice(DeferredModel):
     """Which tools the model may, or must, call.
 
     `mode` is "auto" (the model decides), "none" (no tool), "required" (at least one tool) or a
@@ -195,7 +196,7 @@ class ChatModelBase(ABC):
         context_size: The model's context window in tokens (what context compression uses).
     """
 
-    class Parameters(BaseModel):
+    class Parameters(DeferredModel):
         """Provider request parameters (temperature, max_tokens, ...); none by default."""
 
         model_config = ConfigDict(extra="forbid")

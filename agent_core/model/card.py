@@ -21,12 +21,14 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
+
 ModelStatus = Literal["active", "deprecated", "sunset"]
 ParameterOverrides = dict[str, dict[str, Any] | None]
 _SUFFIXES = (".json", ".yaml", ".yml")
 
 
-class _CardFields(BaseModel):
+class _CardFields(DeferredModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, description="The name of the model")

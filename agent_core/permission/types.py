@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from agent_core.deferred_model import DeferredModel
 
 
 class PermissionBehavior(StrEnum):
@@ -26,7 +28,7 @@ class PermissionMode(StrEnum):
     DONT_ASK = "dont_ask"
 
 
-class PermissionRule(BaseModel):
+class PermissionRule(DeferredModel):
     """A rule that allows, denies or asks for calls of one tool matching `rule_content`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -39,7 +41,7 @@ class PermissionRule(BaseModel):
     source: str = Field(default="user", description="Where the rule came from.")
 
 
-class AdditionalWorkingDirectory(BaseModel):
+class AdditionalWorkingDirectory(DeferredModel):
     """A directory the agent may work in besides its workspace root."""
 
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +50,7 @@ class AdditionalWorkingDirectory(BaseModel):
     source: str = Field(default="session", description="Where the directory came from.")
 
 
-class PermissionDecision(BaseModel):
+class PermissionDecision(DeferredModel):
     """The verdict on one tool call."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +66,7 @@ class PermissionDecision(BaseModel):
     )
 
 
-class PermissionContext(BaseModel):
+class PermissionContext(DeferredModel):
     """Mode, working directories and rules (by tool name) of one agent.
 
     `extra_read_only_commands` is an opt-in widening of what Bash auto-allows as read-only.

@@ -6,8 +6,9 @@ import json
 import re
 from pathlib import PurePath
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.errors import ToolError
 
 SKILL_FILE = "SKILL.md"
@@ -16,7 +17,7 @@ _BLOCK_INDICATORS = frozenset({"|", "|-", "|+", ">", ">-", ">+"})
 _NESTED = re.compile(r"^(- |-$|[^\s:#][^:]*:(\s|$))")
 
 
-class Skill(BaseModel):
+class Skill(DeferredModel):
     """One skill: the metadata the agent is shown up front, and the instructions it reads on demand.
 
     `content` is the whole SKILL.md (frontmatter included), which is what the `Skill` viewer

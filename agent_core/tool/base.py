@@ -7,9 +7,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._trusted import trusted
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import DataOrText, ToolResultState
 from agent_core.model.base import ToolSchema
 from agent_core.permission.types import (
@@ -20,7 +21,7 @@ from agent_core.permission.types import (
 )
 
 
-class ToolChunk(BaseModel):
+class ToolChunk(DeferredModel):
     """One piece of a tool's streamed output.
 
     A tool yields any number of chunks; the last one sets `is_last` and carries the final `state`

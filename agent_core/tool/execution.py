@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_core._ids import new_id
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import TextBlock, ToolResultState
 from agent_core.state import ToolContext
 from agent_core.tool.base import ToolChunk
 
 
-class ToolInvocation(BaseModel):
+class ToolInvocation(DeferredModel):
     """One call of a workspace-bound built-in tool, as sent to where the workspace runs."""
 
     model_config = ConfigDict(extra="forbid")
@@ -39,7 +40,7 @@ class ToolInvocation(BaseModel):
     )
 
 
-class ToolOutput(BaseModel):
+class ToolOutput(DeferredModel):
     """One frame of a delegated call: an output chunk, the caller's tool state after it, or both."""
 
     model_config = ConfigDict(extra="forbid")

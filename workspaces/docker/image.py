@@ -19,8 +19,9 @@ from typing import Annotated
 import aiodocker
 import aiohttp
 from aiodocker.exceptions import DockerError
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from workspaces.errors import DockerUnavailable
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ _REQUIREMENT = r"^[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~@:/+-]*$"  # no options, no s
 _UNREACHABLE = 900  # aiodocker's status for a request that never reached the daemon
 
 
-class ImageRecipe(BaseModel):
+class ImageRecipe(DeferredModel):
     """What a derived workspace image adds to its base."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -6,15 +6,16 @@ without importing the Docker client.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from agent_core.deferred_model import DeferredModel
 from workspaces.limits import WorkspaceLimits
 
 DEFAULT_IMAGE = "troupe-workspace:latest"
 """The image built from `workspaces/docker/Dockerfile`."""
 
 
-class ReadOnlyMount(BaseModel):
+class ReadOnlyMount(DeferredModel):
     """A host directory shown read-only in the container."""
 
     model_config = ConfigDict(extra="forbid")

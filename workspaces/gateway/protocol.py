@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.mcp import MCPClientConfig
 
 SOCKET_NAME = "gateway.sock"
 """The gateway's unix socket, in the runtime directory shared with the host."""
 
 
-class RegisteredMCP(BaseModel):
+class RegisteredMCP(DeferredModel):
     """An MCP server the gateway holds a client for."""
 
     model_config = ConfigDict(extra="forbid")
@@ -21,7 +22,7 @@ class RegisteredMCP(BaseModel):
     connected: bool = Field(description="Whether its stateful session is open.")
 
 
-class ToolCallRequest(BaseModel):
+class ToolCallRequest(DeferredModel):
     """`POST /mcps/{name}/tools/{tool}`: call one tool of a registered server."""
 
     model_config = ConfigDict(extra="forbid")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
+from agent_core.deferred_model import DEFERRED, DeferredModel
 from agent_core.tool.execution import ToolInvocation, ToolOutput
 
 
-class _Frame(BaseModel):
+class _Frame(DeferredModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -50,8 +51,8 @@ class EndReply(_Frame):
 Request = Annotated[CallRequest | CancelRequest, Field(discriminator="type")]
 Reply = Annotated[OutputReply | EndReply, Field(discriminator="type")]
 
-REQUESTS: TypeAdapter[CallRequest | CancelRequest] = TypeAdapter(Request)
-REPLIES: TypeAdapter[OutputReply | EndReply] = TypeAdapter(Reply)
+REQUESTS: TypeAdapter[CallRequest | CancelRequest] = TypeAdapter(Request, config=DEFERRED)
+REPLIES: TypeAdapter[OutputReply | EndReply] = TypeAdapter(Reply, config=DEFERRED)
 
 MAX_LINE = 64 * 1024 * 1024
 """The longest frame either side reads (a large file read travels as one frame)."""

@@ -12,6 +12,7 @@ from typing import Any, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agent_core.deferred_model import DeferredModel
 from agent_core.message import DataOrText, TextBlock, ToolResultState
 from agent_core.state import AgentState, ReadCacheEntry
 from agent_core.tool.base import ToolBase, ToolChunk
@@ -27,7 +28,7 @@ from agent_core.tool.function import (
 VCS_DIRS = frozenset({".git", ".svn", ".hg", ".bzr", ".jj", ".sl"})
 
 
-class ToolInput(BaseModel):
+class ToolInput(DeferredModel):
     """Base of the built-in tools' argument models.
 
     Unknown arguments are ignored rather than rejected, so that a model prompted for a

@@ -6,7 +6,8 @@ provider, no SDK of a workspace backend or of MCP, no scheduler, no tracing SDK 
 client until something uses it. A session host also leaves the agent loop, the built-in tools,
 the toolkit, the middleware interface, the permission engine, the schedule service and the
 workspace host to its first session (it reaches workspaces through workspace actors), and the
-cipher to its first secret.
+cipher to its first secret. No module they import builds a pydantic validator: models and
+module-level adapters are built on first use.
 """
 
 from __future__ import annotations
@@ -137,3 +138,42 @@ def test_a_workspace_actor_loads_no_redis_client() -> None:
 def test_the_agent_loads_no_json_schema_validator_before_a_tool_call() -> None:
     # Ray loads jsonschema itself: only a process without Ray shows the difference.
     assert loaded_after_import("agent_core.agent", ("jsonschema",)) == set()
+
+
+_BUILT = """
+import json, sys
+from pydantic import BaseModel, TypeAdapter
+import {module}
+ours = ("agent_core.", "workspaces.", "actors.")
+def models(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from models(sub)
+built = [
+    m.__qualname__
+    for m in models(BaseModel)
+    if m.__module__.startswith(ours) and m.__pydantic_complete__
+]
+built += [
+    f"{{name}}.{{attr}}"
+    for name, mod in list(sys.modules.items())
+    if name.startswith(ours)
+    for attr, value in vars(mod).items()
+    if isinstance(value, TypeAdapter) and value.pydantic_complete
+]
+print(json.dumps(sorted(built)))
+"""
+
+
+# The workspace host is left out: built-in tools publish their input schema as a class
+# attribute, which builds their input models as they are defined.
+@pytest.mark.parametrize("module", ["actors._remote.session_actor", "agent_core.agent"])
+def test_a_module_builds_no_model_validator_at_import(module: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _BUILT.format(module=module)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []
