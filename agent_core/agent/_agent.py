@@ -15,6 +15,7 @@ from agent_core.agent._context import compress_context
 from agent_core.agent._errors import error_info
 from agent_core.agent._gate import gate_calls
 from agent_core.agent._injection import InjectionConfig, runtime_state_text
+from agent_core.agent._meter import PromptMeter
 from agent_core.agent._reasoning import reason, tool_calls_since
 from agent_core.agent._reply import ReplyBuilder
 from agent_core.agent._restart import (
@@ -25,12 +26,7 @@ from agent_core.agent._restart import (
     rerun_if_read_only,
 )
 from agent_core.agent._resume import ResumeEvent, abandon_parked, denied_results, resume_calls
-from agent_core.agent._tokens import (
-    CachedTokenCounter,
-    ContextUsage,
-    TokenCounter,
-    measure_context_if_near,
-)
+from agent_core.agent._tokens import CachedTokenCounter, ContextUsage, TokenCounter
 from agent_core.event import (
     AgentEvent,
     ExceedMaxItersEvent,
@@ -39,9 +35,6 @@ from agent_core.event import (
     ReplyStartEvent,
     RequireExternalExecutionEvent,
     RequireUserConfirmEvent,
-    TextBlockDeltaEvent,
-    TextBlockEndEvent,
-    TextBlockStartEvent,
     ToolResultEndEvent,
     UserInterruptEvent,
 )
@@ -72,6 +65,12 @@ _reply_context = trusted_maker(ReplyContext, "reply_id")
 _no_reply_context = trusted_maker(ReplyContext)
 _hint_event = trusted_maker(HintBlockEvent, "reply_id", "block_id", "hint", "source")
 _reply_msg = trusted_maker(Msg, "name", "role", "content", "id", "created_at", checked=True)
+
+
+class _Settled:
+    """Whether the loop goes on after a resume or a restart was settled."""
+
+    go_on = True
 
 
 class _Measured(NamedTuple):
@@ -145,7 +144,7 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.confine_reads = confine_reads
         self._chain = MiddlewareChain(self, middlewares or [])
-        self._counter: TokenCounter = token_counter or CachedTokenCounter()
+        self._meter = PromptMeter(token_counter or CachedTokenCounter())
         self._fresh_counter = token_counter is None
         self._call_model = self._chain.wrap_model_call(call_model)
         self._system: tuple[str, Msg] | None = None
@@ -235,26 +234,55 @@ class Agent:
             yield reply.emit(start)
         finished = ReplyFinishedReason.COMPLETED
         error: ErrorInfo | None = None
-        interrupted = False
-        last: AgentEvent | None = None
+        interrupted = waits = False
         try:
             if isinstance(resume, UserInterruptEvent):
                 raise asyncio.CancelledError
             await self.toolkit.prepare()  # connects MCP servers and loads skills, once
-            # A plain reply iterates at once: no layer of its own between the loop and here.
-            events = (
-                self._iterate(reply)
-                if resume is None and not restarted
-                else self._continue(reply, resume, restarted)
+            settled = _Settled()
+            if resume is not None or restarted:
+                async for event in self._settle(reply, resume, restarted, settled):
+                    waits = isinstance(event, _PARKING)
+                    yield event
+            # The loop runs here, not in a generator of its own: every event passes one layer.
+            engine = PermissionEngine(
+                self.state.permission_context, confine_reads=self.confine_reads
             )
-            async for event in events:
-                if isinstance(event, ExceedMaxItersEvent):
+            for _ in range(self.react_config.max_iters if settled.go_on else 0):
+                progress = self.state.reply_context
+                trusted_set(progress, "cur_iter", progress.cur_iter + 1)
+                if self.hint_source is not None:
+                    for event in await self._inbox_hints(reply):
+                        yield reply.emit(event)
+                measured = self._measure_step()
+                if measured is None:
+                    await self.compress_context()
+                hint = self._runtime_state(reply, progress.cur_iter == 1, measured)
+                if hint is not None:
+                    reply.emit(hint)
+                    if self.injection_config.emit_hint_event:
+                        yield hint
+                step_start = len(reply.msg.content)
+                async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
+                    tool_choice=None
+                ):
+                    yield reply.emit(event)
+                calls = tool_calls_since(reply.msg, step_start)
+                if not calls:
+                    break
+                async for event in self._gate_and_act(reply, engine, calls):
+                    waits = isinstance(event, _PARKING)
+                    yield event
+                if waits:
+                    break
+            else:
+                if settled.go_on:
                     finished = ReplyFinishedReason.EXCEED_MAX_ITERS
-                last = event
-                yield event
+                    async for event in self._last_step(reply):
+                        yield event
         except asyncio.CancelledError:
             finished, interrupted = ReplyFinishedReason.INTERRUPTED, True
-            for event in self._interrupted(reply):
+            for event in reply.interrupt(self.react_config.interruption_message):
                 yield event
         except Exception as exc:  # the reply ends with a readable error; the agent stays usable
             finished, error = ReplyFinishedReason.ERROR, error_info(exc)
@@ -262,7 +290,7 @@ class Agent:
                 f"Not executed: the reply failed ({error.message})."
             ):
                 yield event
-        if isinstance(last, _PARKING):  # the loop's last event parked the reply
+        if waits:  # the last event parked the reply: it waits for outside input
             return
         trusted_set(self.state, "reply_context", _no_reply_context())
         yield reply.emit(
@@ -276,16 +304,21 @@ class Agent:
         if interrupted and self.react_config.interruption_raise_cancelled_error:
             raise asyncio.CancelledError
 
-    async def _continue(
-        self, reply: ReplyBuilder, resume: ResumeEvent | None, restarted: bool = False
+    async def _settle(
+        self,
+        reply: ReplyBuilder,
+        resume: ResumeEvent | None,
+        restarted: bool,
+        settled: _Settled,
     ) -> AsyncIterator[AgentEvent]:
-        """Settle what a restart or a resume left open, then iterate."""
+        """Settle what a restart or a resume left open; `settled` says whether to iterate on."""
         if restarted:
             parks = False
             async for event in self._settle_open_calls(reply):
                 parks = isinstance(event, _PARKING)
                 yield event
             if parks:
+                settled.go_on = False
                 return
         if resume is not None:
             rejected = False
@@ -297,40 +330,10 @@ class Agent:
                     isinstance(event, ToolResultEndEvent) and event.state is ToolResultState.DENIED
                 )
                 yield event
-            if rejected and self.react_config.stop_on_reject:
-                return
-        async for event in self._iterate(reply):
-            yield event
+            settled.go_on = not (rejected and self.react_config.stop_on_reject)
 
-    async def _iterate(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
-        engine = PermissionEngine(self.state.permission_context, confine_reads=self.confine_reads)
-        for _ in range(self.react_config.max_iters):
-            progress = self.state.reply_context
-            trusted_set(progress, "cur_iter", progress.cur_iter + 1)
-            if self.hint_source is not None:
-                for event in await self._inbox_hints(reply):
-                    yield reply.emit(event)
-            measured = await self._compress_if_needed()
-            first_step = self.state.reply_context.cur_iter == 1
-            hint = self._runtime_state(reply, first_step, measured)
-            if hint is not None:
-                reply.emit(hint)
-                if self.injection_config.emit_hint_event:
-                    yield hint
-            step_start = len(reply.msg.content)
-            async for event in self._chain.wrap_reasoning(self._reason_step(reply))(
-                tool_choice=None
-            ):
-                yield reply.emit(event)
-            calls = tool_calls_since(reply.msg, step_start)
-            if not calls:
-                return
-            parks = False
-            async for event in self._gate_and_act(reply, engine, calls):
-                parks = isinstance(event, _PARKING)
-                yield event
-            if parks:
-                return
+    async def _last_step(self, reply: ReplyBuilder) -> AsyncIterator[AgentEvent]:
+        """The answer without tools once the iteration limit is reached."""
         yield reply.emit(ExceedMaxItersEvent(reply_id=reply.reply_id, name=self.name))
         async for event in self._chain.wrap_reasoning(self._reason_step(reply))(tool_choice="none"):
             yield reply.emit(event)
@@ -383,7 +386,9 @@ class Agent:
         return f"{self.system_prompt}\n\n{skills}" if skills else self.system_prompt
 
     async def _prompt(self) -> list[Msg]:
-        prompt = await self._chain.system_prompt(self._base_prompt())
+        prompt = self._base_prompt()
+        if self._chain.rewrites_system_prompt:  # else no coroutine to make and await
+            prompt = await self._chain.system_prompt(prompt)
         if self._system is None or self._system[0] != prompt:
             # One message per distinct prompt: models and formatters only read the prompt.
             self._system = (prompt, SystemMsg("system", prompt))
@@ -426,13 +431,13 @@ class Agent:
             self._tools(),
             context_config or self.context_config,
             self.offloader,
-            counter=self._counter,
+            counter=self._meter.counter,
         )
         if result.compressed and self._fresh_counter:
-            self._counter = CachedTokenCounter()  # compression may trim messages in place
+            self._meter.counter = CachedTokenCounter()  # compression may trim messages in place
 
-    async def _compress_if_needed(self) -> _Measured | None:
-        """Compress before a reasoning step; return the prompt's size when nothing changed.
+    def _measure_step(self) -> _Measured | None:
+        """The prompt's size before a reasoning step, or None when `compress_context` must run.
 
         Below the threshold `compress_context` is a no-op, so when no middleware and no
         subclass can observe the call, one measurement decides and the call is skipped; the
@@ -442,24 +447,21 @@ class Agent:
             self
         )
         if self._chain.sees_compression or overridden:
-            await self.compress_context()
             return None
         usage = self._measure_if_near()
         if usage is not None and usage.needs_compression:
-            await self.compress_context()
             return None
         return _Measured(usage)
 
     def _measure_if_near(self) -> ContextUsage | None:
         """The prompt's size when it is near the compression threshold, else None."""
-        return measure_context_if_near(
+        return self._meter.measure_if_near(
             self._base_prompt(),
             self.state.summary,
             self.state.context,
             self._tools(),
             self.model.context_length,
             self.context_config,
-            self._counter,
         )
 
     async def _inbox_hints(self, reply: ReplyBuilder) -> list[AgentEvent]:
@@ -496,20 +498,6 @@ class Agent:
             hint=text,
             source=config.injection_source,
         )
-
-    def _interrupted(self, reply: ReplyBuilder) -> list[AgentEvent]:
-        rid, block_id = reply.reply_id, new_id()
-        return [
-            reply.emit(UserInterruptEvent(reply_id=rid)),
-            *reply.close_open_calls("Interrupted by the user.", ToolResultState.INTERRUPTED),
-            reply.emit(TextBlockStartEvent(reply_id=rid, block_id=block_id)),
-            reply.emit(
-                TextBlockDeltaEvent(
-                    reply_id=rid, block_id=block_id, delta=self.react_config.interruption_message
-                )
-            ),
-            reply.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
-        ]
 
 
 _COMPRESS = Agent.compress_context

@@ -201,14 +201,21 @@ def runtime_state_text(
     """
     if not config.inject_runtime_state:
         return None
-    now = now or datetime.now(resolve_timezone(config.timezone))
-    injections: dict[str, str] = {}
+    now = now or datetime.now(_zone(config.timezone))
     tasks = state.tasks_context.tasks
     counts = collections.Counter(task.state for task in tasks) if tasks else _NO_TASKS
     open_tasks = bool(tasks) and (counts["pending"] > 0 or counts["in_progress"] > 0)
     last_time_text, aware_of_tasks = _scan(config, state.context, open_tasks)
+    stale = _time_is_stale(config, last_time_text, now)
+    near = usage is not None and usage.near_compression
+    repeated = _repeated_tool_error(state.context, config.tool_retries_limit)
+    if not (near or repeated or config.extra_fields or (open_tasks and not aware_of_tasks)):
+        # Most injections tell the time alone: their text is the last one's while it reads the
+        # same (`_formatted_time` keeps a second's text).
+        return _time_only(config, _formatted_time(now, config.time_format)) if stale else None
 
-    if _time_is_stale(config, last_time_text, now):
+    injections: dict[str, str] = {}
+    if stale:
         injections["current-time"] = _formatted_time(now, config.time_format)
         injections["timezone"] = config.timezone
     if open_tasks and not aware_of_tasks:
@@ -216,7 +223,7 @@ def runtime_state_text(
             f"You have {counts['in_progress']} in-progress tasks and {counts['pending']} pending "
             "tasks. Use `TaskList` to view them if you don't know."
         )
-    if usage is not None and usage.near_compression:
+    if usage is not None and near:
         hint = (
             f"Your current context contains {usage.total} tokens. When reaching "
             f"{int(usage.threshold)} tokens, your context will be compressed."
@@ -227,7 +234,6 @@ def runtime_state_text(
                 f"compressed now by calling `{COMPRESSION_TOOL_NAME}`."
             )
         injections["context-length"] = hint
-    repeated = _repeated_tool_error(state.context, config.tool_retries_limit)
     if repeated is not None:
         tool_name, count = repeated
         injections["tool-error"] = config.tool_retries_hint.replace(
@@ -237,9 +243,41 @@ def runtime_state_text(
     if not injections:
         return None
     injections.update(config.extra_fields)
+    return _render(config.template, injections)
+
+
+def _render(template: str, injections: dict[str, str]) -> str:
     fields = "\n".join([f"<{key}>{value}</{key}>" for key, value in injections.items()])
     # replace, not format: other braces in the template stay as written
-    return config.template.replace("{runtime_state}", fields)
+    return template.replace("{runtime_state}", fields)
+
+
+# The last time-only hint: its time text, timezone and template, and its text.
+_last_time_only: tuple[str, str, str, str] = ("", "", "", "")
+
+
+def _time_only(config: InjectionConfig, time_text: str) -> str:
+    """The text of a hint telling the time alone (no extra fields)."""
+    global _last_time_only
+    last_time, last_zone, last_template, text = _last_time_only
+    if last_time == time_text and last_zone == config.timezone and last_template == config.template:
+        return text
+    text = _render(config.template, {"current-time": time_text, "timezone": config.timezone})
+    _last_time_only = (time_text, config.timezone, config.template, text)
+    return text
+
+
+# Timezones resolved by name; unknown names are not kept, so that each use warns.
+_zones: dict[str, tzinfo] = {}
+
+
+def _zone(name: str) -> tzinfo:
+    zone = _zones.get(name)
+    if zone is None:
+        zone = resolve_timezone(name)
+        if zone is not UTC:
+            _zones[name] = zone
+    return zone
 
 
 _last_time: tuple[tuple[object, ...], tzinfo | None, str] = ((), None, "")

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from agent_core._block_index import BlockIndex
 from agent_core._fold import apply_event
+from agent_core._ids import new_id
 from agent_core.event import (
     AgentEvent,
+    TextBlockDeltaEvent,
+    TextBlockEndEvent,
+    TextBlockStartEvent,
     ToolResultEndEvent,
     ToolResultStartEvent,
     ToolResultTextDeltaEvent,
+    UserInterruptEvent,
 )
 from agent_core.message import Msg, ToolResultBlock, ToolResultState
 
@@ -61,3 +66,14 @@ class ReplyBuilder:
                 self.emit(ToolResultEndEvent(reply_id=rid, tool_call_id=call.id, state=state)),
             ]
         return events
+
+    def interrupt(self, message: str) -> list[AgentEvent]:
+        """Close the interrupted reply: open calls end `interrupted`, then `message` as text."""
+        rid, block_id = self.reply_id, new_id()
+        return [
+            self.emit(UserInterruptEvent(reply_id=rid)),
+            *self.close_open_calls("Interrupted by the user.", ToolResultState.INTERRUPTED),
+            self.emit(TextBlockStartEvent(reply_id=rid, block_id=block_id)),
+            self.emit(TextBlockDeltaEvent(reply_id=rid, block_id=block_id, delta=message)),
+            self.emit(TextBlockEndEvent(reply_id=rid, block_id=block_id)),
+        ]

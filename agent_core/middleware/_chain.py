@@ -164,6 +164,11 @@ class MiddlewareChain:
         """Whether a middleware hooks context compression or the prompt it measures."""
         return bool(self._compress or self._system_prompt)
 
+    @property
+    def rewrites_system_prompt(self) -> bool:
+        """Whether a middleware hooks the system prompt (else `system_prompt` returns it as is)."""
+        return bool(self._system_prompt)
+
     async def system_prompt(self, prompt: str) -> str:
         """Run `prompt` through every `on_system_prompt` hook, in list order."""
         for hook in self._system_prompt:
