@@ -43,7 +43,12 @@ class PromptMeter:
         model_context_length: int,
         config: ContextConfig,
     ) -> ContextUsage | None:
-        """`_tokens.measure_context_if_near` of this prompt, with this meter's counter."""
+        """The prompt's `ContextUsage` when it is near the compression threshold, else None.
+
+        None means the prompt is within neither threshold (`near_compression` and so
+        `needs_compression` would be False): the loop measures before every reasoning step, and
+        a prompt far below the threshold is the common case, which needs no `ContextUsage`.
+        """
         counter = self.counter
         fixed = self._fixed
         if (

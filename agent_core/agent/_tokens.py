@@ -281,29 +281,6 @@ def measure_context(
     return _usage(layers, model_context_length, config)
 
 
-def measure_context_if_near(
-    system_prompt: str,
-    summary: str | Sequence[DataOrText],
-    context: Sequence[Msg],
-    tools: Sequence[ToolSchema],
-    model_context_length: int,
-    config: ContextConfig,
-    counter: TokenCounter | None = None,
-) -> ContextUsage | None:
-    """`measure_context` when the prompt is near the compression threshold, else None.
-
-    None means the prompt is within neither threshold (`near_compression` and so
-    `needs_compression` would be False): the loop measures before every reasoning step, and a
-    prompt far below the threshold is the common case, which needs no `ContextUsage`.
-    """
-    counter = counter or DEFAULT_COUNTER
-    layers = _layers(system_prompt, summary, context, tools, counter)
-    buffer = (config.trigger_ratio - config.context_buffer_ratio) * model_context_length
-    if sum(layers) <= buffer:
-        return None
-    return _usage(layers, model_context_length, config)
-
-
 def _layers(
     system_prompt: str,
     summary: str | Sequence[DataOrText],

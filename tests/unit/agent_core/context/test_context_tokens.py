@@ -4,8 +4,10 @@ import pytest
 from pydantic import ValidationError
 
 from agent_core.agent._config import ContextConfig
+from agent_core.agent._meter import PromptMeter
 from agent_core.agent._tokens import (
     DATA_BLOCK_TOKENS,
+    DEFAULT_COUNTER,
     ByteTokenCounter,
     CachedTokenCounter,
     count_content,
@@ -13,7 +15,6 @@ from agent_core.agent._tokens import (
     count_text,
     count_tools,
     measure_context,
-    measure_context_if_near,
     needs_compression,
 )
 from agent_core.message import (
@@ -120,6 +121,7 @@ def test_usage_adds_the_four_layers_and_compares_with_the_thresholds() -> None:
 
 
 def test_the_usage_is_measured_only_near_the_threshold() -> None:
+    measure_context_if_near = PromptMeter(DEFAULT_COUNTER).measure_if_near
     config = ContextConfig(trigger_ratio=0.8, context_buffer_ratio=0.2)  # buffer from 600
     tools = [ToolSchema(name="T", description="d", parameters={})]
     far = [UserMsg("user", "x" * 400)]
