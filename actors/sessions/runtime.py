@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from actors.bus.items import ChatItem, InboxItem
 from actors.bus.mailbox import Mailbox
 from actors.bus.outage import OUTAGE_ERRORS, ride_out
-from actors.errors import SessionFenced
+from actors.errors import SessionFenced, SessionNotFound
 from actors.ops.metrics import inbox_read
 from actors.ops.tracing import continued
 from actors.sessions.background_calls import BackgroundCalls, settle_orphans
@@ -235,6 +235,12 @@ class SessionRuntime:
         except SessionFenced:
             log.warning("session %s: a newer owner took over; this one stops", self.session_id)
             self._forget()
+        except SessionNotFound:
+            # Deleted before a late delivery (a team message, a fire, a tool's completion)
+            # reached it: nobody is left to answer, and what the delivery wrote must go too.
+            log.info("session %s is deleted: dropping what reached it since", self.session_id)
+            self._forget()
+            await self._storage.purge_session(self.session_id)
         except Exception as exc:
             # What was saved is the truth: reload it and retry (a cut reply then resumes). Items
             # that keep failing are set aside as dead letters.

@@ -461,12 +461,22 @@ class RedisStorage(RedisOwner):
                 return
             raise
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(*self.keys.session_keys(session_id))
             pipe.zrem(self.keys.user_index(user_id, "sessions"), session_id)
-            pipe.srem(self.keys.inboxes(), session_id)
-            pipe.zrem(self.keys.live(), session_id)
-            pipe.hdel(self.keys.session_placement(), session_id)
+            self._queue_purge(pipe, session_id)
             await pipe.execute()
+
+    async def purge_session(self, session_id: str) -> None:
+        """Delete what a deleted session's id still holds (a delivery that came after)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            self._queue_purge(pipe, session_id)
+            await pipe.execute()
+
+    def _queue_purge(self, pipe: Pipeline, session_id: str) -> None:
+        """Queue the writes deleting every key of the session and its entries in shared sets."""
+        pipe.delete(*self.keys.session_keys(session_id))
+        pipe.srem(self.keys.inboxes(), session_id)
+        pipe.zrem(self.keys.live(), session_id)
+        pipe.hdel(self.keys.session_placement(), session_id)
 
     async def update_session(self, record: SessionRecord) -> SessionRecord:
         """Store a changed session record (its state is saved separately)."""
