@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_core.agent._config import ContextConfig
-from agent_core.agent._tokens import ContextUsage, TokenCounter, count_content, measure_context
+from agent_core.agent._tokens import (
+    ContextUsage,
+    TokenCounter,
+    buffer_threshold,
+    count_content,
+    measure_context,
+)
 from agent_core.message import DataOrText, Msg
 from agent_core.model.base import ToolSchema
 
@@ -64,7 +70,7 @@ class PromptMeter:
         else:
             tokens = counter.count_text(system_prompt) + count_content(summary, counter)
         tokens += counter.count_messages(context) + counter.count_tools(tools)
-        if tokens <= (config.trigger_ratio - config.context_buffer_ratio) * model_context_length:
+        if tokens <= buffer_threshold(config, model_context_length):
             return None
         # Near the threshold: the usage reports each layer (the kept ones are counted again).
         return measure_context(

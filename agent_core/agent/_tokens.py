@@ -309,10 +309,13 @@ def _usage(
         tools_tokens=tools_tokens,
         context_length=model_context_length,
         threshold=float(config.trigger_ratio * model_context_length),
-        buffer_threshold=float(
-            (config.trigger_ratio - config.context_buffer_ratio) * model_context_length
-        ),
+        buffer_threshold=buffer_threshold(config, model_context_length),
     )
+
+
+def buffer_threshold(config: ContextConfig, model_context_length: int) -> float:
+    """Tokens past which a prompt is near compression: `ContextUsage.buffer_threshold`."""
+    return float((config.trigger_ratio - config.context_buffer_ratio) * model_context_length)
 
 
 def needs_compression(
