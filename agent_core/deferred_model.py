@@ -1,11 +1,10 @@
 """The base of the runtime's pydantic models: each builds its validator and serializer on first use.
 
 A process imports far more models than it validates or dumps. A session host imports the
-models of messages, events, records, settings and workspace requests (about 140), and its
-first session builds about 40 of them (some 40 ms of CPU, once per process): a model nested
-in another is built inside the outer one's schema, so the nested class's own validator is
-often never needed. Deferring saves the host 1.8 MiB of its 15.9 at import and a quarter of
-its import CPU time; after a first reply it still holds 0.4 MiB less.
+models of messages, events, records, settings and workspace requests, and its first session
+builds under a third of them, once per process: a model nested in another is built inside
+the outer one's schema, so the nested class's own validator is often never needed. Deferring
+saves import time and memory (`bench/imports.py`).
 
 `agent_core`, `workspaces` and `actors` derive their models from `DeferredModel`; each
 subclass's `model_config` is merged with this one (`extra`, `frozen`, ... as usual). The API's
