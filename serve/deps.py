@@ -60,6 +60,18 @@ async def user_id(
 
 
 get_current_user_id = user_id
+
+
+async def request_user_id(request: Request) -> str:
+    """What `user_id` (not overridden) resolves for `request`, read without dependency solving.
+
+    Raises:
+        HTTPException: 401, as `user_id` does.
+    """
+    credentials = await _bearer(request)
+    return await user_id(request, request.headers.get("x-user-id"), credentials)
+
+
 """The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from actors.bus.items import InboxItem
-from actors.bus.message_bus import Put, RedisMessageBus
+from actors.bus.message_bus import Put, RedisMessageBus, SessionOwner
 from actors.errors import SessionUnavailable
 from actors.ops.metrics import delivered
 from actors.ops.tracing import stamped
@@ -75,22 +75,27 @@ class Mailbox:
         Raises:
             InboxFull: the inbox is at its bound; the item was not accepted.
         """
-        (accepted,) = await self.deliver_many([(session_id, item)])
-        if not accepted:
+        (put,) = await self.deliver_many([(session_id, item)])
+        if not put.accepted:
             raise self.bus.inbox_full(session_id)
 
-    async def deliver_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[bool]:
+    async def deliver_many(
+        self,
+        deliveries: Sequence[tuple[str, InboxItem]],
+        owners: Sequence[SessionOwner | None] = (),
+    ) -> list[Put]:
         """Deliver items (to one or many sessions): one pipelined write, then one batch of wakes.
 
-        Returns whether each item was accepted, in order (an item whose inbox was full was
-        not); the accepted ones were delivered and woken as `deliver` does. A session whose
+        Returns what became of each item, in order (`Put`: an item whose inbox was full, or
+        whose session is not its owner's, was not accepted; see `RedisMessageBus.put_many` for
+        `owners`); the accepted ones were delivered and woken as `deliver` does. A session whose
         host was signalled by the write itself is not woken again.
         """
         deliveries = [(session_id, stamped(item)) for session_id, item in deliveries]
-        puts = await self.bus.put_many(deliveries)
+        puts = await self.bus.put_many(deliveries, owners)
         woken: list[str] = []
         for (session_id, item), put in zip(deliveries, puts, strict=True):
-            if put is not Put.REFUSED:
+            if put.accepted:
                 delivered(item.type)
             if put is Put.QUEUED:
                 woken.append(session_id)
@@ -101,7 +106,7 @@ class Mailbox:
                 log.warning(
                     "%d session(s) not reachable now; the sweeper will wake them", len(woken)
                 )
-        return [put is not Put.REFUSED for put in puts]
+        return puts
 
     async def sweep(self) -> int:
         """Wake every session whose inbox may hold items; return how many were woken."""

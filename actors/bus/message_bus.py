@@ -10,6 +10,7 @@ that a newer one replaced fail with `StaleGeneration`.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -25,15 +26,25 @@ from actors.bus.script_batch import ScriptCall, run_scripts
 from actors.errors import InboxFull, SessionFenced, StaleGeneration
 from agent_core.event import AgentEvent, event_to_json
 
-# Atomic accept: duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD. An
-# accepted item that is a background call's result also clears that call's record.
-# KEYS: inbox, seen, inboxes, background, generation
-# ARGV: item id, cap, item JSON, session id, generation
-# Returns false (the inbox is full) or {stream id, or '' for a duplicate; how many of the
-# session's host's wake listeners were told}.
+# Atomic accept: with an owner given, a session that is not that user's and agent's refuses;
+# duplicate deliveries are no-ops, a full inbox refuses, otherwise XADD. An accepted item that
+# is a background call's result also clears that call's record.
+# KEYS: inbox, seen, inboxes, background, placement, session record, generation
+# ARGV: item id, cap, item JSON, session id, wake channel prefix, owner's user id and agent id
+#       ('' for no owner check), generation
+# Returns false (the inbox is full) or {stream id, or '' for a duplicate or a refusal; how
+# many of the session's host's wake listeners were told, or -1 (not the user's session) or
+# -2 (not the agent's)}.
 _DELIVER = (
-    guard(6, 6)
+    guard(7, 8)
     + """
+if ARGV[6] ~= '' then
+  local raw = redis.call('GET', KEYS[6])
+  if not raw then return {'', -1} end
+  local record = cjson.decode(raw)
+  if record['user_id'] ~= ARGV[6] then return {'', -1} end
+  if record['agent_id'] ~= ARGV[7] then return {'', -2} end
+end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   redis.call('HDEL', KEYS[4], ARGV[1])
   return {'', 0}
@@ -97,16 +108,37 @@ class Put(Enum):
 
     REFUSED = "refused"
     """The inbox is full: the item was not accepted."""
+    NOT_OWNED = "not_owned"
+    """The session does not exist or is not the `SessionOwner`'s user's: nothing was written."""
+    OTHER_AGENT = "other_agent"
+    """The session is the user's, but not of the `SessionOwner`'s agent: nothing was written."""
     QUEUED = "queued"
     """In the inbox (or a duplicate of an item it holds or held): the session needs a wake."""
     SIGNALLED = "signalled"
     """In the inbox, and the session's host was told over Redis: no other wake is needed."""
 
+    @property
+    def accepted(self) -> bool:
+        """Whether the item is in the inbox."""
+        return self is Put.QUEUED or self is Put.SIGNALLED
+
+
+_OWNER_REFUSALS = {-1: Put.NOT_OWNED, -2: Put.OTHER_AGENT}
+
 
 def _put(result: Any) -> Put:
     if not result:
         return Put.REFUSED
-    return Put.SIGNALLED if int(result[1]) > 0 else Put.QUEUED
+    code = int(result[1])
+    return Put.SIGNALLED if code > 0 else _OWNER_REFUSALS.get(code, Put.QUEUED)
+
+
+@dataclass(frozen=True)
+class SessionOwner:
+    """Whose session a delivery must reach: checked in the same atomic write as the item."""
+
+    user_id: str
+    agent_id: str
 
 
 @dataclass(frozen=True)
@@ -204,7 +236,9 @@ class RedisMessageBus(RedisOwner):
             f"inbox of session {session_id} is full ({self.inbox_maxlen} unconsumed items)"
         )
 
-    def _delivery(self, session_id: str, item: InboxItem) -> tuple[list[str], list[object]]:
+    def _delivery(
+        self, session_id: str, item: InboxItem, owner: SessionOwner | None = None
+    ) -> tuple[list[str], list[object]]:
         """The deliver script's keys and arguments for `item` (the generation's excluded)."""
         keys = [
             self.keys.inbox(session_id),
@@ -212,6 +246,7 @@ class RedisMessageBus(RedisOwner):
             self.keys.inboxes(),
             self.keys.background(session_id),
             self.keys.session_placement(),
+            self.keys.session(session_id),
         ]
         args = [
             item.item_id,
@@ -219,6 +254,8 @@ class RedisMessageBus(RedisOwner):
             item.model_dump_json(),
             session_id,
             self._wake_channels,
+            owner.user_id if owner else "",
+            owner.agent_id if owner else "",
         ]
         return keys, args
 
@@ -234,19 +271,26 @@ class RedisMessageBus(RedisOwner):
             raise self.inbox_full(session_id)
         return _text(result[0]) or None
 
-    async def put_many(self, deliveries: list[tuple[str, InboxItem]]) -> list[Put]:
+    async def put_many(
+        self,
+        deliveries: Sequence[tuple[str, InboxItem]],
+        owners: Sequence[SessionOwner | None] = (),
+    ) -> list[Put]:
         """`put` many items in one pipelined round trip; return what became of each.
 
         Duplicates are no-ops (queued), as with `put`; a full inbox refuses only its own item.
         A new item of a session live on a host that listens for wakes (`WakeListener`) is
-        signalled to that host in the same write: it needs no other wake.
+        signalled to that host in the same write: it needs no other wake. An item with an
+        owner (`owners`, by position; none if shorter) is written only to a session of that
+        user and agent.
 
         Raises:
             StaleGeneration: a newer server started on this Redis.
         """
         calls: list[ScriptCall] = []
-        for session_id, item in deliveries:
-            keys, args = self._delivery(session_id, item)
+        for index, (session_id, item) in enumerate(deliveries):
+            owner = owners[index] if index < len(owners) else None
+            keys, args = self._delivery(session_id, item, owner)
             calls.append((self._deliver, [*keys, self.keys.generation()], [*args, self.generation]))
         results = await run_scripts(self.redis, calls)
         for result in results:

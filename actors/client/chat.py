@@ -9,9 +9,10 @@ from actors.bus.delivery_batcher import DeliveryBatcher
 from actors.bus.event_fanout import EventFanout
 from actors.bus.items import ChatInput, ChatItem
 from actors.bus.mailbox import SessionDispatcher
+from actors.bus.message_bus import Put, SessionOwner
 from actors.bus.redis_errors import storage_errors
 from actors.bus.stream_ids import StreamId
-from actors.errors import NotAwaiting, NotFound
+from actors.errors import NotAwaiting, NotFound, SessionNotFound
 from actors.sessions.status import parked_status
 from actors.storage.records import SessionStatus
 from actors.wiring import RuntimeParts
@@ -63,14 +64,21 @@ class ChatClient:
             InvalidRequest: the input answers a pause the session is not in.
             InboxFull: the session's inbox is full.
         """
-        if await self._storage.session_agent(user_id, session_id) != agent_id:
-            raise NotFound(agent_id) from None
         if chat_input is not None and not isinstance(chat_input, list):
+            # Read first: the check below reads the session's state, which is the owner's.
+            if await self._storage.session_agent(user_id, session_id) != agent_id:
+                raise NotFound(agent_id) from None
             await self._check_resume(session_id, chat_input)
         item = ChatItem(input=chat_input)
         if idempotency_key is not None:  # a namespace of its own: never a server-made id
             item = ChatItem(input=chat_input, item_id=f"client:{idempotency_key}")
-        await self._deliveries.deliver(session_id, item)
+        # The ownership check is part of the inbox write: one round trip, and no window in
+        # which the session could be deleted between the check and the write.
+        put = await self._deliveries.deliver(session_id, item, SessionOwner(user_id, agent_id))
+        if put is Put.NOT_OWNED:
+            raise SessionNotFound(session_id)
+        if put is Put.OTHER_AGENT:
+            raise NotFound(agent_id)
 
     async def _check_resume(self, session_id: str, event: ResumeEvent) -> None:
         """Refuse a resume event that does not answer the session's parked reply."""

@@ -359,10 +359,10 @@ class TeamSay(TeamTool):
         else:
             recipients = {to: everyone[to]}
         sender = me.membership.member_name
-        accepted = await self.ctx.mailbox.deliver_many(
+        puts = await self.ctx.mailbox.deliver_many(
             [(session_id, team_message(sender, content)) for session_id in recipients.values()]
         )
-        full = {s for s, ok in zip(recipients.values(), accepted, strict=True) if not ok}
+        full = {s for s, put in zip(recipients.values(), puts, strict=True) if not put.accepted}
         target = "broadcast" if to is None else f"member {to!r}"
         delivered = sorted(n for n, s in recipients.items() if s not in full)
         names = ", ".join(delivered) or "nobody"

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
-from pydantic import AfterValidator
+from pydantic import AfterValidator, ValidationError
 
-from serve.deps import UserId, app_runtime
+from serve.deps import UserId, app_runtime, request_user_id
+from serve.fast_route import fast_path_route
 from serve.schemas import ChatRequest, ChatTriggerResponse
-
-router = APIRouter(prefix="/chat", tags=["chat"])
 
 _KEY = re.compile(r"[A-Za-z0-9._:~-]{1,128}")
 
@@ -32,6 +32,24 @@ IdempotencyKey = Annotated[
 ]
 
 
+async def _well_formed(request: Request) -> dict[str, Any] | None:
+    """`chat`'s arguments for a well-formed request; `None` leaves the rest to FastAPI."""
+    if request.headers.get("content-type") != "application/json":
+        return None
+    key = request.headers.get("idempotency-key")
+    if key is not None and not _KEY.fullmatch(key):
+        return None
+    try:
+        body = ChatRequest.model_validate(json.loads(await request.body()))
+    except (ValueError, ValidationError):  # JSONDecodeError is a ValueError
+        return None
+    user = await request_user_id(request)
+    return {"body": body, "user": user, "request": request, "idempotency_key": key}
+
+
+router = APIRouter(prefix="/chat", tags=["chat"], route_class=fast_path_route(_well_formed))
+
+
 @router.post("/")
 async def chat(
     body: ChatRequest,
@@ -40,7 +58,6 @@ async def chat(
     idempotency_key: IdempotencyKey = None,
 ) -> ChatTriggerResponse:
     """Queue the input in the session's inbox and wake the session."""
-    # Each dependency costs FastAPI a resolution round; this route is the hot path.
     await app_runtime(request).chat.send(
         user, body.agent_id, body.session_id, body.chat_input(), idempotency_key
     )

@@ -12,7 +12,7 @@ from actors.bus.delivery_batcher import DeliveryBatcher
 from actors.bus.items import ChatItem
 from actors.bus.keys import Keys
 from actors.bus.mailbox import Mailbox
-from actors.bus.message_bus import RedisMessageBus
+from actors.bus.message_bus import Put, RedisMessageBus
 from actors.errors import InboxFull
 from agent_core.message import UserMsg
 from tests.support.dispatchers import RecordingDispatcher
@@ -57,9 +57,9 @@ async def test_a_full_inbox_refuses_exactly_the_items_past_its_bound(redis: Redi
         return_exceptions=True,
     )
 
-    assert results[:2] == [None, None]
+    assert results[:2] == [Put.QUEUED, Put.QUEUED]
     assert all(isinstance(r, InboxFull) for r in results[2:4]), results
-    assert results[4] is None
+    assert results[4] is Put.QUEUED
     assert texts(await bus.pending("s1")) == ["m0", "m1"]  # type: ignore[arg-type]
 
 
