@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from actors.sessions.extensions import AgentExtensions, register_credential_types
+from actors.sessions.user_agents import UserAgents
 from actors.settings import RuntimeSettings
 from actors.wiring import RuntimeParts, wire
 from actors.workspaces.session_workspaces import shared_workspaces
@@ -28,6 +29,7 @@ class InProcessDispatcher:
         self.schedules: ScheduleService | None = None
         self._extensions = AgentExtensions(settings.agent_middlewares, settings.agent_tools)
         self._runtimes: dict[str, SessionRuntime] = {}
+        self._user_agents: UserAgents | None = None
         self._parts: RuntimeParts[InProcessDispatcher] | None = None
 
     def runtime(self, session_id: str) -> SessionRuntime:
@@ -39,6 +41,7 @@ class InProcessDispatcher:
 
             if self._parts is None:
                 self._parts = wire(self._settings, lambda _redis: self)
+                self._user_agents = UserAgents(self._parts.storage)
             self._runtimes[session_id] = SessionRuntime(
                 session_id,
                 self._parts.storage,
@@ -49,6 +52,7 @@ class InProcessDispatcher:
                 schedules=self.schedules,
                 extensions=self._extensions,
                 outage_grace=self._settings.stream_outage_grace,
+                user_agents=self._user_agents,
             )
         return self._runtimes[session_id]
 

@@ -33,3 +33,9 @@ def cpu_seconds(procs: dict[str, psutil.Process]) -> dict[str, float]:
 def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """CPU seconds spent by each process between two readings."""
     return {role: after[role] - before.get(role, 0.0) for role in after}
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all processes, all cores) so far."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)

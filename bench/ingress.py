@@ -3,8 +3,9 @@
 Starts the stack (embedded Redis, local Ray, the API) on 127.0.0.1, one session per client with
 an instant model, then runs keep-alive POST loops (raw sockets, a separate process) for
 `--seconds` against `POST /chat/`, and the same against a trivial FastAPI POST on plain uvicorn.
-Prints accepted/s, the ratio, and the server CPU per accepted POST by process (Serve's proxy
-and replica, or the uvicorn worker).
+Prints accepted/s, the ratio, the server CPU per accepted POST by process (Serve's proxy and
+replica, or the uvicorn worker) and how many of the machine's cores were busy meanwhile: every
+accepted input is also a reply for a session host to run, on the same machine.
 
 `--ingress serve` (default) is the Serve deployment; `--ingress uvicorn` runs the same app on
 uvicorn workers that join the Ray cluster (`troupe serve --ingress uvicorn`). Serve's own
@@ -27,7 +28,7 @@ from pathlib import Path
 import httpx
 import psutil
 from _harness import service_stack
-from _procs import cpu_delta, cpu_seconds
+from _procs import busy_seconds, cpu_delta, cpu_seconds
 
 from actors.local._ports import find_free_port
 from tests.support.api import make_session
@@ -69,21 +70,22 @@ def wait_up(url: str) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
-def plain_uvicorn(clients: int, seconds: float) -> tuple[float, float]:
-    """accepted/s and CPU ms per accepted POST of the plain reference."""
+def plain_uvicorn(clients: int, seconds: float) -> tuple[float, float, float]:
+    """accepted/s, CPU ms per accepted POST and busy cores of the plain reference."""
     port = find_free_port()
     server = subprocess.Popen([sys.executable, str(HERE / "_plain_app.py"), str(port)])
     try:
         wait_up(f"http://127.0.0.1:{port}/docs")
         proc = {"uvicorn": psutil.Process(server.pid)}
         body = {"agent_id": "a", "session_id": "s", "input": {"role": "user", "content": "hi"}}
-        before = cpu_seconds(proc)
+        before, busy = cpu_seconds(proc), busy_seconds()
         accepted, _ = load(f"http://127.0.0.1:{port}/chat/", [body], clients, seconds)
+        busy = busy_seconds() - busy
         spent = sum(cpu_delta(before, cpu_seconds(proc)).values())
     finally:
         server.terminate()
         server.wait()
-    return accepted / seconds, spent * 1000 / max(accepted, 1)
+    return accepted / seconds, spent * 1000 / max(accepted, 1), busy / seconds
 
 
 async def sessions(base_url: str, model_url: str, count: int) -> list[tuple[str, str]]:
@@ -131,7 +133,7 @@ def profile(
     ]
 
 
-def troupe(args: argparse.Namespace) -> tuple[float, float, dict[str, float], int]:
+def troupe(args: argparse.Namespace) -> tuple[float, float, dict[str, float], int, float]:
     with service_stack(ingress=args.ingress, workers=args.workers) as stack:
         ids = asyncio.run(sessions(stack.base_url, stack.model_server.base_url, args.clients))
         message = {"name": "u", "role": "user", "content": "hi"}
@@ -144,13 +146,15 @@ def troupe(args: argparse.Namespace) -> tuple[float, float, dict[str, float], in
         asyncio.run(settle(stack.base_url, ids))
         procs = stack.server_processes()
         spies = profile(procs, args.seconds, args.profile) if args.profile else []
-        before = cpu_seconds(procs)
+        before, busy = cpu_seconds(procs), busy_seconds()
         accepted, total = load(url, bodies, args.clients, args.seconds)
+        busy = busy_seconds() - busy
         spent = cpu_delta(before, cpu_seconds(procs))
         for spy in spies:
             spy.wait()
     per_post = {role: ms * 1000 / max(accepted, 1) for role, ms in spent.items()}
-    return accepted / args.seconds, sum(per_post.values()), per_post, total - accepted
+    rate = accepted / args.seconds
+    return rate, sum(per_post.values()), per_post, total - accepted, busy / args.seconds
 
 
 def main() -> None:
@@ -161,16 +165,20 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="uvicorn workers")
     parser.add_argument("--profile", type=Path, help="write py-spy profiles of the servers here")
     args = parser.parse_args()
-    rate, cpu, per_process, refused = troupe(args)
-    plain_rate, plain_cpu = plain_uvicorn(args.clients, args.seconds)
+    rate, cpu, per_process, refused, busy = troupe(args)
+    plain_rate, plain_cpu, plain_busy = plain_uvicorn(args.clients, args.seconds)
+    cores = psutil.cpu_count()
     print(f"POST /chat/ accepted, {args.clients} clients, {args.seconds:.0f} s, {args.ingress}")
     print(
         f"  troupe:        {rate:8.0f}/s  server CPU {cpu:.2f} ms/POST  (not accepted: {refused})"
     )
     for role, ms in sorted(per_process.items()):
         print(f"    {role:28s} {ms:.2f} ms/POST")
+    print(f"    machine busy: {busy:.2f} of {cores} cores (sessions, Redis, model, load included)")
     print(f"  plain uvicorn: {plain_rate:8.0f}/s  server CPU {plain_cpu:.2f} ms/POST")
+    print(f"    machine busy: {plain_busy:.2f} of {cores} cores")
     print(f"  ratio: {rate / plain_rate:.1%} of plain uvicorn (goal >= 50%)")
+    print(f"  server CPU per POST: {cpu / plain_cpu:.1f}x plain uvicorn's")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from actors.ops import metrics
 from actors.sessions.extensions import AgentExtensions
 from actors.sessions.hosts import SessionHosts, session_actor_name
 from actors.sessions.placement import DEDICATED
+from actors.sessions.user_agents import UserAgents
 from actors.sessions.wake_listener import WakeListener
 from actors.settings import RuntimeSettings
 from actors.wiring import wire
@@ -71,6 +72,7 @@ class SessionActor:
         self._workspaces = SessionWorkspaces(RayWorkspaceService(self._settings, self._redis))
         self._parts = parts
         self._schedules: ScheduleService | None = None
+        self._user_agents = UserAgents(self._storage)
         self._runtimes: dict[str, SessionRuntime] = {}
         self._name = ray.get_runtime_context().get_actor_name() or "session-host"
         self._last_active: dict[str, float] = {}
@@ -145,6 +147,7 @@ class SessionActor:
                 schedules=self._schedules,
                 extensions=self._extensions,
                 outage_grace=self._settings.stream_outage_grace,
+                user_agents=self._user_agents,
             )
         return runtime
 

@@ -5,8 +5,11 @@ key                                     type    holds
 ======================================  ======  =============================================
 {p}:agent:{agent_id}                    string  AgentRecord JSON
 {p}:user:{user_id}:agents               zset    agent ids by creation time
+{p}:user:{user_id}:agents:version       string  counter bumped by each write of the user's agents
 {p}:credential:{credential_id}          string  CredentialRecord JSON
 {p}:user:{user_id}:credentials          zset    credential ids by creation time
+{p}:user:{user_id}:credentials:version  string  counter bumped by each write of the user's
+                                                credentials
 {p}:session:{session_id}                string  SessionRecord JSON (without state)
 {p}:user:{user_id}:sessions             zset    session ids by creation time
 {p}:mcp:{mcp_id}                        string  MCPRecord JSON (library), its config encrypted
@@ -92,6 +95,10 @@ class Keys:
     def user_index(self, user_id: str, kind: str) -> str:
         """Ids of one kind of record a user owns (`agents`, `sessions`, `mcps`, ...)."""
         return f"{self.prefix}:user:{user_id}:{kind}"
+
+    def user_index_version(self, user_id: str, kind: str) -> str:
+        """Counter bumped by every write of a user's records of one kind (`agents`, ...)."""
+        return f"{self.user_index(user_id, kind)}:version"
 
     def library_mcp(self, mcp_id: str) -> str:
         """MCPRecord JSON (its config encrypted)."""

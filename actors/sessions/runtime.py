@@ -37,6 +37,7 @@ from actors.sessions.inbox_batches import first_batch, resume_input
 from actors.sessions.reply_agent import ReplySetup, SessionServices, reply_agent
 from actors.sessions.reply_writer import Recovered, ReplyWriter
 from actors.sessions.titles import opening_text, session_title
+from actors.sessions.user_agents import UserAgents
 from actors.storage.records import AgentRecord, SessionNaming, SessionRecord
 from actors.storage.redis_storage import RedisStorage
 from actors.teams.invite import invitable
@@ -70,6 +71,7 @@ class SessionRuntime:
         schedules: Where the session's schedule tools keep schedules (None: no such tools).
         extensions: Extra middlewares and tools for every reply's agent.
         outage_grace: Seconds the session's writes ride out a Redis outage.
+        user_agents: The users' agents, shared by the sessions of one host (default: own).
     """
 
     def __init__(
@@ -83,9 +85,11 @@ class SessionRuntime:
         schedules: ScheduleService | None = None,
         extensions: AgentExtensions | None = None,
         outage_grace: float = 60.0,
+        user_agents: UserAgents | None = None,
     ) -> None:
         self.session_id = session_id
         self._storage = storage
+        self._user_agents = user_agents or UserAgents(storage)
         self._bus = mailbox.bus
         self._mailbox = mailbox
         self._workspaces = workspaces
@@ -312,7 +316,7 @@ class SessionRuntime:
         # The user's agents (the team tools' pool) and the workspace the last reply used (a
         # session's rarely changes) do not wait for the records: they are read along.
         owner, last = self._owner, self._last_session
-        early = None if owner is None else _started(self._storage.list_agents(owner[0]))
+        early = None if owner is None else _started(self._user_agents.of(owner[0]))
         opened = None if last is None else _started(self._workspaces.open(last))
         session, agent_record = await (records or self._records())
         self._last_session = session
@@ -324,7 +328,7 @@ class SessionRuntime:
                 self._storage, session.user_id, session.config.fallback_chat_model_config
             )
             if early is None or owner != self._owner:
-                early = _started(self._storage.list_agents(session.user_id))
+                early = _started(self._user_agents.of(session.user_id))
             if opened is None or last is None or not _same_workspace(last, session):
                 opened = _started(self._workspaces.open(session))
             kit, agents = await asyncio.gather(opened, early)

@@ -103,6 +103,7 @@ class RedisStorage(RedisOwner):
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(key, record.model_dump_json())
             pipe.zadd(self.keys.user_index(user_id, kind), {record.id: score})  # type: ignore[attr-defined]
+            pipe.incr(self.keys.user_index_version(user_id, kind))
             await pipe.execute()
 
     async def _get(
@@ -121,17 +122,30 @@ class RedisStorage(RedisOwner):
         return [model.model_validate_json(raw) for raw in raws if raw is not None]
 
     async def _replace(
-        self, key: str, record: BaseModel, missing: type[NotFound], record_id: str
+        self, key: str, kind: str, record: BaseModel, missing: type[NotFound], record_id: str
     ) -> None:
-        # XX: a record deleted meanwhile stays deleted instead of coming back.
-        if not await self.redis.set(key, record.model_dump_json(), xx=True):
+        async with self.redis.pipeline(transaction=True) as pipe:
+            # XX: a record deleted meanwhile stays deleted instead of coming back.
+            pipe.set(key, record.model_dump_json(), xx=True)
+            pipe.incr(self.keys.user_index_version(record.user_id, kind))  # type: ignore[attr-defined]
+            replaced, _ = await pipe.execute()
+        if not replaced:
             raise missing(record_id)
 
     async def _delete(self, key: str, user_id: str, kind: str, record_id: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(key)
             pipe.zrem(self.keys.user_index(user_id, kind), record_id)
+            pipe.incr(self.keys.user_index_version(user_id, kind))
             await pipe.execute()
+
+    async def records_version(self, user_id: str, kind: str) -> int:
+        """A number that changes whenever one of the user's records of `kind` is written.
+
+        Kinds: `agents`, `credentials`. Equal numbers: `list_agents` (or `list_credentials`)
+        would read the same records.
+        """
+        return int(await self.redis.get(self.keys.user_index_version(user_id, kind)) or 0)
 
     # agents
     async def create_agent(self, user_id: str, data: AgentData) -> AgentRecord:
@@ -162,7 +176,7 @@ class RedisStorage(RedisOwner):
         """
         record = await self.get_agent(user_id, agent_id)
         record = record.model_copy(update={"data": data, "updated_at": now_iso()})
-        await self._replace(self.keys.agent(agent_id), record, AgentNotFound, agent_id)
+        await self._replace(self.keys.agent(agent_id), "agents", record, AgentNotFound, agent_id)
         return record
 
     async def delete_agent(self, user_id: str, agent_id: str) -> None:
@@ -226,7 +240,8 @@ class RedisStorage(RedisOwner):
         key = self.keys.credential(credential_id)
         record = await self._get(key, CredentialRecord, user_id, CredentialNotFound, credential_id)
         record = record.model_copy(update={"data": data, "updated_at": now_iso()})
-        await self._replace(key, await self._sealed(record), CredentialNotFound, credential_id)
+        sealed = await self._sealed(record)
+        await self._replace(key, "credentials", sealed, CredentialNotFound, credential_id)
         return record
 
     async def delete_credential(self, user_id: str, credential_id: str) -> None:
