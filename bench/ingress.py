@@ -174,6 +174,10 @@ def main() -> None:
     )
     for role, ms in sorted(per_process.items()):
         print(f"    {role:28s} {ms:.2f} ms/POST")
+    if refused:  # answered 429 (full inboxes): they cost the server CPU too
+        accepted = rate * args.seconds
+        per_answered = cpu * accepted / (accepted + refused)
+        print(f"    per POST answered (429s included): {per_answered:.2f} ms")
     print(f"    machine busy: {busy:.2f} of {cores} cores (sessions, Redis, model, load included)")
     print(f"  plain uvicorn: {plain_rate:8.0f}/s  server CPU {plain_cpu:.2f} ms/POST")
     print(f"    machine busy: {plain_busy:.2f} of {cores} cores")
