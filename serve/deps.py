@@ -60,6 +60,7 @@ async def user_id(
 
 
 get_current_user_id = user_id
+"""The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
 
 
 async def request_user_id(request: Request) -> str:
@@ -70,9 +71,6 @@ async def request_user_id(request: Request) -> str:
     """
     credentials = await _bearer(request)
     return await user_id(request, request.headers.get("x-user-id"), credentials)
-
-
-"""The spec's name of the identity dependency (`agentscope.app.deps.get_current_user_id`)."""
 
 
 async def runtime(request: Request) -> RuntimeApi:

@@ -280,8 +280,8 @@ class RedisMessageBus(RedisOwner):
 
         Duplicates are no-ops (queued), as with `put`; a full inbox refuses only its own item.
         A new item of a session live on a host that listens for wakes (`WakeListener`) is
-        signalled to that host in the same write: it needs no other wake. An item with an
-        owner (`owners`, by position; none if shorter) is written only to a session of that
+        signalled to that host in the same write: it needs no other wake. `owners`, when given,
+        holds one per delivery: an item with an owner is written only to a session of that
         user and agent.
 
         Raises:
@@ -289,7 +289,7 @@ class RedisMessageBus(RedisOwner):
         """
         calls: list[ScriptCall] = []
         for index, (session_id, item) in enumerate(deliveries):
-            owner = owners[index] if index < len(owners) else None
+            owner = owners[index] if owners else None
             keys, args = self._delivery(session_id, item, owner)
             calls.append((self._deliver, [*keys, self.keys.generation()], [*args, self.generation]))
         results = await run_scripts(self.redis, calls)

@@ -7,7 +7,7 @@ import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request
-from pydantic import AfterValidator, ValidationError
+from pydantic import AfterValidator
 
 from serve.deps import UserId, app_runtime, request_user_id
 from serve.fast_route import fast_path_route
@@ -36,12 +36,10 @@ async def _well_formed(request: Request) -> dict[str, Any] | None:
     """`chat`'s arguments for a well-formed request; `None` leaves the rest to FastAPI."""
     if request.headers.get("content-type") != "application/json":
         return None
-    key = request.headers.get("idempotency-key")
-    if key is not None and not _KEY.fullmatch(key):
-        return None
     try:
+        key = _check_key(request.headers.get("idempotency-key"))
         body = ChatRequest.model_validate(json.loads(await request.body()))
-    except (ValueError, ValidationError):  # JSONDecodeError is a ValueError
+    except ValueError:  # a bad key, bad JSON, or a body that does not validate
         return None
     user = await request_user_id(request)
     return {"body": body, "user": user, "request": request, "idempotency_key": key}
